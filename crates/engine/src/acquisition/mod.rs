@@ -1,0 +1,50 @@
+//! Acquisition functions over a GP posterior, each with value and gradient in x.
+//!
+//! Every acquisition is maximised. Inputs are encoded points of the acquisition's own dimension
+//! ([`Acquisition::dim`]); [`Expected`] maps a lower-dimensional input (the variables the learner sets) into the
+//! GP's input by appending fixed samples of the others.
+
+mod analytic;
+mod expected;
+mod mes;
+mod thompson;
+
+pub use analytic::{LogEi, Pi, Ucb};
+pub use expected::Expected;
+pub use mes::{MaxValueSampler, Mes, sample_max_values};
+pub use thompson::ThompsonSample;
+
+/// A function to maximise over encoded points.
+pub trait Acquisition {
+    /// Input dimension.
+    fn dim(&self) -> usize;
+
+    /// Value at `x`.
+    fn value(&self, x: &[f64]) -> f64;
+
+    /// Value at `x`; writes ∂/∂x into `grad` (length [`Acquisition::dim`]).
+    fn value_and_grad(&self, x: &[f64], grad: &mut [f64]) -> f64;
+
+    /// Values at `m` row-major points. Implementations override this with a batched posterior.
+    fn values(&self, xs: &[f64]) -> Vec<f64> {
+        xs.chunks_exact(self.dim().max(1)).map(|x| self.value(x)).collect()
+    }
+}
+
+impl<A: Acquisition + ?Sized> Acquisition for Box<A> {
+    fn dim(&self) -> usize {
+        (**self).dim()
+    }
+
+    fn value(&self, x: &[f64]) -> f64 {
+        (**self).value(x)
+    }
+
+    fn value_and_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        (**self).value_and_grad(x, grad)
+    }
+
+    fn values(&self, xs: &[f64]) -> Vec<f64> {
+        (**self).values(xs)
+    }
+}

@@ -1,0 +1,102 @@
+//! What the server hands the engine: observations and pending suggestions as the client wrote them, and their
+//! encoded form ([`Dataset`]) that policies work on. Engine values are always maximised: the study flips the sign
+//! of minimised objectives on the way in and out.
+
+use serde::{Deserialize, Serialize};
+
+use crate::space::Assignments;
+
+/// One stored observation, as the client reported it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObservationRecord {
+    /// What actually happened: every parameter's value (decisions as set, random and context variables as observed).
+    pub assignments: Assignments,
+    /// The objective value; `None` when the run failed.
+    pub value: Option<f64>,
+    /// Known standard deviation of `value`, if the instrument reports one.
+    pub value_stddev: Option<f64>,
+    /// Observed cost of the run.
+    pub cost: Option<f64>,
+    /// The run failed (no value).
+    pub failed: bool,
+    /// Control set played (seed 000), from the suggestion or the observation.
+    pub control_set: Option<String>,
+    /// Noise level used (seed 003).
+    pub noise_level: Option<String>,
+    /// Indirect query `a` whose aggregate was observed (seed 001).
+    pub query: Option<Assignments>,
+}
+
+/// A suggestion handed out and not yet observed, so that concurrent clients get different points.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PendingRecord {
+    /// The suggestion's assignments.
+    pub assignments: Assignments,
+    /// Its control set, if any.
+    pub control_set: Option<String>,
+    /// Its noise level, if any.
+    pub noise_level: Option<String>,
+    /// Its indirect query, if any.
+    pub query: Option<Assignments>,
+}
+
+/// Everything the study has seen.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct History {
+    /// Observations in the order they were made.
+    pub observations: Vec<ObservationRecord>,
+    /// Open suggestions.
+    pub pending: Vec<PendingRecord>,
+}
+
+/// Observations encoded for the models: rows of the full encoded space, values in maximisation sign.
+#[derive(Debug, Clone, Default)]
+pub struct Dataset {
+    /// Encoded dimension.
+    pub d: usize,
+    /// Successful observations' points, `n × d` row-major.
+    pub x: Vec<f64>,
+    /// Their values (maximised).
+    pub y: Vec<f64>,
+    /// Known noise variance of each value (raw units), if reported.
+    pub noise_var: Vec<Option<f64>>,
+    /// Observed cost of each successful observation.
+    pub cost: Vec<Option<f64>>,
+    /// Control-set index of each successful observation.
+    pub control_set: Vec<Option<usize>>,
+    /// Noise-level index of each successful observation.
+    pub noise_level: Vec<Option<usize>>,
+    /// Encoded query of each successful observation (indirect studies).
+    pub query: Vec<Option<Vec<f64>>>,
+    /// Points of failed runs, `× d` row-major (kept away from, never modelled).
+    pub failed_x: Vec<f64>,
+    /// Costs of every run in order, failed ones included (budget accounting).
+    pub all_costs: Vec<Option<f64>>,
+}
+
+impl Dataset {
+    /// Number of successful observations.
+    pub fn n(&self) -> usize {
+        self.y.len()
+    }
+
+    /// Row `i`.
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.x[i * self.d..(i + 1) * self.d]
+    }
+
+    /// Training data for a GP over the full encoded space (known noise included when any is reported).
+    pub fn gp_data(&self) -> crate::gp::Data {
+        let noise = self
+            .noise_var
+            .iter()
+            .any(Option::is_some)
+            .then(|| self.noise_var.iter().map(|v| v.unwrap_or(0.0)).collect());
+        crate::gp::Data { d: self.d, x: self.x.clone(), y: self.y.clone(), noise_var: noise }
+    }
+
+    /// Index of the largest value.
+    pub fn best_index(&self) -> Option<usize> {
+        (0..self.n()).max_by(|&a, &b| self.y[a].total_cmp(&self.y[b]))
+    }
+}

@@ -1,0 +1,74 @@
+//! Model-free policies (`random`, `sobol`) and the scrambled-Sobol initial design every model-based policy
+//! starts with.
+
+use rand::{Rng, SeedableRng, rngs::StdRng};
+
+use super::{Candidate, Context, Diagnostics, Policy, PolicyState};
+use crate::error::Result;
+use crate::sampling::{Sobol, derive_seed};
+use crate::space::Space;
+
+/// Point `index` of the study's scrambled Sobol sequence over `space`, snapped to the space.
+pub fn initial_design_point(space: &Space, index: u64, study_seed: u64) -> Vec<f64> {
+    let mut sobol = Sobol::scrambled(space.dim(), derive_seed(study_seed, 0x5EED));
+    sobol.skip(index);
+    let mut x = vec![0.0; space.dim()];
+    sobol.next_into(&mut x);
+    space.snap(&mut x);
+    x
+}
+
+/// Candidate from a decision-space point.
+pub(crate) fn design_candidate(ctx: &Context<'_>, x: &[f64], phase: &str) -> Candidate {
+    Candidate {
+        x: ctx.problem.lift(x),
+        diagnostics: Diagnostics { phase: Some(phase.into()), ..Default::default() },
+        ..Default::default()
+    }
+}
+
+/// Number of points of the study so far (successful, failed and pending): the next design index.
+pub(crate) fn design_index(ctx: &Context<'_>) -> u64 {
+    let d = ctx.space().dim().max(1);
+    (ctx.data.n() + ctx.data.failed_x.len() / d + ctx.n_pending()) as u64
+}
+
+/// Uniformly random points.
+#[derive(Debug, Clone, Copy)]
+pub struct RandomSearch;
+
+impl Policy for RandomSearch {
+    fn name(&self) -> &'static str {
+        "random"
+    }
+
+    fn suggest(&self, ctx: &Context<'_>, _state: &mut PolicyState, count: usize) -> Result<Vec<Candidate>> {
+        let space = ctx.problem.decision_space();
+        let mut rng = StdRng::seed_from_u64(ctx.seed);
+        Ok((0..count)
+            .map(|_| {
+                let mut x: Vec<f64> = (0..space.dim()).map(|_| rng.random::<f64>()).collect();
+                space.snap(&mut x);
+                design_candidate(ctx, &x, "random")
+            })
+            .collect())
+    }
+}
+
+/// The study's scrambled Sobol sequence, point after point.
+#[derive(Debug, Clone, Copy)]
+pub struct SobolSearch;
+
+impl Policy for SobolSearch {
+    fn name(&self) -> &'static str {
+        "sobol"
+    }
+
+    fn suggest(&self, ctx: &Context<'_>, _state: &mut PolicyState, count: usize) -> Result<Vec<Candidate>> {
+        let space = ctx.problem.decision_space();
+        let start = design_index(ctx);
+        Ok((0..count as u64)
+            .map(|i| design_candidate(ctx, &initial_design_point(&space, start + i, ctx.study_seed), "sobol"))
+            .collect())
+    }
+}

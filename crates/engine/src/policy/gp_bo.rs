@@ -1,0 +1,266 @@
+//! Plain GP Bayesian optimisation: `gp-ei` (LogEI), `gp-ucb`, `gp-pi`, `gp-mes`, `gp-ts`.
+//!
+//! A scrambled-Sobol initial design of `initial_design` points (default `clamp(2·d + 1, 5, 20)`, d the number of
+//! decision parameters), then the standard GP ([`super::model`]) and the acquisition maximised by
+//! [`crate::optim::maximize`] with the five best observations as extra starts. Pending points (suggested, not yet
+//! observed) and failed runs enter as kriging-believer fantasies (their posterior mean is observed), so parallel
+//! clients get distinct points and a failed point is not proposed again; a batch (`count > 1`) is built the same
+//! way, one point after the other. Studies with context parameters average the acquisition over the observed
+//! contexts (or use the context given with the request).
+
+use std::time::Instant;
+
+use rand::{SeedableRng, rngs::StdRng};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::design::{design_candidate, design_index, initial_design_point};
+use super::model::{FittedModel, ModelOptions, ModelState, fit_model, top_rows};
+use super::{Candidate, Context, Diagnostics, Policy, PolicyState, parse_options};
+use crate::acquisition::{
+    Acquisition, Expected, LogEi, MaxValueSampler, Mes, Pi, ThompsonSample, Ucb, sample_max_values,
+};
+use crate::error::{FieldError, Result};
+use crate::gp::Gp;
+use crate::optim::{OptimConfig, maximize};
+use crate::sampling::{Sobol, derive_seed};
+
+/// Which acquisition a [`GpBo`] maximises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpAcquisition {
+    /// Log expected improvement over the best posterior mean at the observations.
+    LogEi,
+    /// Upper confidence bound μ + √β σ.
+    Ucb,
+    /// Probability of improvement.
+    Pi,
+    /// Max-value entropy search.
+    Mes,
+    /// Thompson sampling of a pathwise posterior draw.
+    Thompson,
+}
+
+/// Options of the GP policies (`algorithm.options`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GpBoOptions {
+    /// Size of the Sobol initial design (default `clamp(2·d + 1, 5, 20)`).
+    pub initial_design: Option<usize>,
+    /// UCB exploration weight β (σ is multiplied by √β).
+    pub beta: f64,
+    /// Number of max-value samples (MES).
+    pub max_value_samples: usize,
+    /// `gumbel` (default) or `sampling` (MES).
+    pub max_value_sampler: MaxValueSampler,
+    /// Random Fourier features per kernel component (Thompson sampling).
+    pub thompson_features: usize,
+    /// Sobol raw samples of the acquisition optimiser.
+    pub raw_samples: usize,
+    /// L-BFGS restarts of the acquisition optimiser.
+    pub restarts: usize,
+    /// Surrogate options.
+    #[serde(flatten)]
+    pub model: ModelOptions,
+}
+
+impl Default for GpBoOptions {
+    fn default() -> Self {
+        Self {
+            initial_design: None,
+            beta: 4.0,
+            max_value_samples: 16,
+            max_value_sampler: MaxValueSampler::Gumbel,
+            thompson_features: 1024,
+            raw_samples: OptimConfig::default().raw_samples,
+            restarts: OptimConfig::default().restarts,
+            model: ModelOptions::default(),
+        }
+    }
+}
+
+/// State carried between calls.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct GpBoState {
+    model: ModelState,
+}
+
+/// A plain GP-BO policy.
+#[derive(Debug, Clone)]
+pub struct GpBo {
+    acquisition: GpAcquisition,
+    options: GpBoOptions,
+}
+
+impl GpBo {
+    /// Parses and checks the options.
+    pub fn build(acquisition: GpAcquisition, options: Value) -> Result<Self, Vec<FieldError>> {
+        let options: GpBoOptions = parse_options(options)?;
+        let mut errors = Vec::new();
+        if !(options.beta.is_finite() && options.beta >= 0.0) {
+            errors.push(FieldError::new("algorithm.options.beta", "must be a finite number ≥ 0"));
+        }
+        for (name, v, lo, hi) in [
+            ("max_value_samples", options.max_value_samples, 1, 1024),
+            ("thompson_features", options.thompson_features, 16, 16384),
+            ("raw_samples", options.raw_samples, 1, 65536),
+            ("restarts", options.restarts, 0, 256),
+            ("fit_restarts", options.model.fit_restarts, 0, 64),
+        ] {
+            if !(lo..=hi).contains(&v) {
+                errors.push(FieldError::new(
+                    format!("algorithm.options.{name}"),
+                    format!("must be between {lo} and {hi}"),
+                ));
+            }
+        }
+        if options.model.refit_every == Some(0) {
+            errors.push(FieldError::new("algorithm.options.refit_every", "must be at least 1"));
+        }
+        if errors.is_empty() { Ok(Self { acquisition, options }) } else { Err(errors) }
+    }
+
+    fn initial_design(&self, d: usize) -> usize {
+        self.options.initial_design.unwrap_or((2 * d + 1).clamp(5, 20))
+    }
+
+    fn optim_config(&self) -> OptimConfig {
+        OptimConfig { raw_samples: self.options.raw_samples, restarts: self.options.restarts, ..OptimConfig::default() }
+    }
+}
+
+impl Policy for GpBo {
+    fn name(&self) -> &'static str {
+        match self.acquisition {
+            GpAcquisition::LogEi => "gp-ei",
+            GpAcquisition::Ucb => "gp-ucb",
+            GpAcquisition::Pi => "gp-pi",
+            GpAcquisition::Mes => "gp-mes",
+            GpAcquisition::Thompson => "gp-ts",
+        }
+    }
+
+    fn suggest(&self, ctx: &Context<'_>, state: &mut PolicyState, count: usize) -> Result<Vec<Candidate>> {
+        let dspace = ctx.problem.decision_space();
+        let n_init = self.initial_design(ctx.problem.decision.len()) as u64;
+        let mut out = Vec::with_capacity(count);
+        let mut index = design_index(ctx);
+        while out.len() < count && (index < n_init || ctx.data.n() == 0) {
+            out.push(design_candidate(ctx, &initial_design_point(&dspace, index, ctx.study_seed), "initial_design"));
+            index += 1;
+        }
+        if out.len() == count {
+            return Ok(out);
+        }
+        let mut st: GpBoState = state.get();
+        let fitted = match fit_model(ctx, &mut st.model, &self.options.model) {
+            Ok(Some(m)) => m,
+            // A model that cannot be fitted must not stop the study: fall back to the design sequence.
+            Ok(None) | Err(_) => {
+                while out.len() < count {
+                    out.push(design_candidate(ctx, &initial_design_point(&dspace, index, ctx.study_seed), "fallback"));
+                    index += 1;
+                }
+                return Ok(out);
+            }
+        };
+        state.set(&st);
+        let remaining = count - out.len();
+        out.extend(self.model_step(ctx, fitted, remaining)?);
+        Ok(out)
+    }
+}
+
+impl GpBo {
+    /// Model-based candidates: fantasise pending and failed points, then maximise the acquisition `count` times.
+    fn model_step(&self, ctx: &Context<'_>, fitted: FittedModel, count: usize) -> Result<Vec<Candidate>> {
+        let FittedModel { mut gp, refit, millis: fit_ms } = fitted;
+        let problem = ctx.problem;
+        let d = problem.space.dim();
+        let incumbent = gp.posterior_batch(&ctx.data.x).0.into_iter().fold(f64::NEG_INFINITY, f64::max);
+        for p in ctx.pending.chunks_exact(d).chain(ctx.data.failed_x.chunks_exact(d)) {
+            let (m, _) = gp.posterior(p);
+            let _ = gp.condition(p, m, None);
+        }
+        let ddims = problem.space.dims_of_params(&problem.decision);
+        let cdims = problem.space.dims_of_params(&problem.contexts);
+        let context_samples = self.context_samples(ctx, &cdims);
+        let dspace = problem.decision_space();
+        let starts: Vec<Vec<f64>> =
+            top_rows(ctx, 5).into_iter().map(|r| ddims.iter().map(|&j| r[j]).collect()).collect();
+        let hypers = gp.hyperparameters().describe(gp.kernel());
+        let mut out = Vec::with_capacity(count);
+        for k in 0..count {
+            let started = Instant::now();
+            let seed = derive_seed(ctx.seed, k as u64);
+            let opt = {
+                let acq = self.acquisition_for(&gp, incumbent, seed)?;
+                if cdims.is_empty() {
+                    maximize(acq.as_ref(), &dspace, &self.optim_config(), seed, &starts)
+                } else {
+                    let expected = Expected::new(acq, ddims.clone(), cdims.clone(), context_samples.clone());
+                    maximize(&expected, &dspace, &self.optim_config(), seed, &starts)
+                }
+            };
+            let x = problem.lift(&opt.x);
+            let (mu, var) = gp.posterior(&x);
+            out.push(Candidate {
+                x: x.clone(),
+                predicted: Some((mu, var.sqrt())),
+                diagnostics: Diagnostics {
+                    phase: Some("model".into()),
+                    acquisition_value: Some(opt.value).filter(|v| v.is_finite()),
+                    jitter: Some(gp.jitter()),
+                    hyperparameters: Some(hypers.clone()),
+                    refit: Some(refit),
+                    fit_ms: Some(if k == 0 { fit_ms } else { 0.0 }),
+                    acquisition_ms: Some(started.elapsed().as_secs_f64() * 1e3),
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+            if k + 1 < count {
+                let _ = gp.condition(&x, mu, None);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The acquisition over the full encoded space.
+    fn acquisition_for<'a>(&self, gp: &'a Gp, incumbent: f64, seed: u64) -> Result<Box<dyn Acquisition + 'a>> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        Ok(match self.acquisition {
+            GpAcquisition::LogEi => Box::new(LogEi::new(gp, incumbent)),
+            GpAcquisition::Ucb => Box::new(Ucb::new(gp, self.options.beta)),
+            GpAcquisition::Pi => Box::new(Pi::new(gp, incumbent)),
+            GpAcquisition::Mes => {
+                let mut cands = Sobol::scrambled(gp.d(), seed).take(1000);
+                cands.extend_from_slice(gp.x());
+                let ys = sample_max_values(
+                    gp,
+                    &cands,
+                    self.options.max_value_samples,
+                    self.options.max_value_sampler,
+                    &mut rng,
+                )?;
+                Box::new(Mes::new(gp, ys))
+            }
+            GpAcquisition::Thompson => match gp.pathwise_sample(self.options.thompson_features, &mut rng) {
+                Some(s) => Box::new(ThompsonSample::new(s, gp.d())),
+                // Periodic kernels have no Fourier features here: fall back to UCB with a random weight.
+                None => Box::new(Ucb::new(gp, self.options.beta)),
+            },
+        })
+    }
+
+    /// Context values to average over: the known context of the request, else the observed ones (≤ 128 latest).
+    fn context_samples(&self, ctx: &Context<'_>, cdims: &[usize]) -> Vec<f64> {
+        if cdims.is_empty() {
+            return Vec::new();
+        }
+        if let Some(known) = ctx.known_context {
+            return cdims.iter().map(|&j| known[j]).collect();
+        }
+        let n = ctx.data.n();
+        (n.saturating_sub(128)..n).flat_map(|i| cdims.iter().map(move |&j| ctx.data.row(i)[j])).collect()
+    }
+}

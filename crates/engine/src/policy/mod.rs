@@ -1,0 +1,224 @@
+//! Policies: one [`Policy`] trait, one implementation per algorithm, and [`build`], which turns an
+//! `algorithm {name, options}` spec into a policy (`auto` picks one from the study's blocks).
+//!
+//! A policy is a pure function of (problem, dataset, pending points, policy state, seed). State it carries between
+//! steps lives in [`PolicyState`] (JSON), which the server stores with the study and hands back unchanged.
+
+mod design;
+mod gp_bo;
+mod model;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub use design::{RandomSearch, SobolSearch, initial_design_point};
+pub use gp_bo::{GpAcquisition, GpBo, GpBoOptions};
+pub use model::{ModelOptions, fit_model};
+
+use crate::data::Dataset;
+use crate::error::{FieldError, Result};
+use crate::space::{Assignments, Space};
+use crate::study::Problem;
+
+/// Everything a policy may look at.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The validated study.
+    pub problem: &'a Problem,
+    /// Successful observations, encoded.
+    pub data: &'a Dataset,
+    /// Pending suggestions' encoded points (full space; uncontrolled coordinates at their centre), row-major.
+    pub pending: &'a [f64],
+    /// Seed of this call (derived from the study seed and the data size).
+    pub seed: u64,
+    /// The study's own seed (constant over its life; e.g. for its initial design sequence).
+    pub study_seed: u64,
+    /// Context values known before suggesting (encoded, full space, with `known_context` marking them).
+    pub known_context: Option<&'a [f64]>,
+}
+
+impl Context<'_> {
+    /// The full encoded space.
+    pub fn space(&self) -> &Space {
+        &self.problem.space
+    }
+
+    /// Number of pending points.
+    pub fn n_pending(&self) -> usize {
+        self.pending.len() / self.problem.space.dim().max(1)
+    }
+}
+
+/// A point a policy proposes, in encoded form.
+#[derive(Debug, Clone, Default)]
+pub struct Candidate {
+    /// Full encoded point (coordinates the client does not set are placeholders).
+    pub x: Vec<f64>,
+    /// Parameters the client must set (indices into the space); `None` means the study's decision parameters.
+    pub params: Option<Vec<usize>>,
+    /// Control set to play.
+    pub control_set: Option<usize>,
+    /// Noise level to use.
+    pub noise_level: Option<usize>,
+    /// Encoded indirect query.
+    pub query: Option<Vec<f64>>,
+    /// Cost the policy expects.
+    pub expected_cost: Option<f64>,
+    /// Posterior mean and standard deviation of the objective at the point (maximisation sign).
+    pub predicted: Option<(f64, f64)>,
+    /// Diagnostics.
+    pub diagnostics: Diagnostics,
+}
+
+/// What a suggestion cost and why it was chosen; returned to clients for transparency.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostics {
+    /// `initial_design` or `model` (or an algorithm-specific phase).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Acquisition value at the suggestion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acquisition_value: Option<f64>,
+    /// Jitter the Cholesky factorisation needed (standardised units).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<f64>,
+    /// Hyperparameters of the model used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hyperparameters: Option<Value>,
+    /// Whether hyperparameters were refitted for this suggestion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refit: Option<bool>,
+    /// Milliseconds spent fitting the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fit_ms: Option<f64>,
+    /// Milliseconds spent optimising the acquisition.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acquisition_ms: Option<f64>,
+    /// Algorithm-specific extras.
+    #[serde(skip_serializing_if = "Map::is_empty", default)]
+    pub extra: Map<String, Value>,
+}
+
+/// A recommendation of the best point according to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recommendation {
+    /// Encoded point.
+    pub x: Vec<f64>,
+    /// Parameters to report (indices); `None` means the decision parameters.
+    pub params: Option<Vec<usize>>,
+    /// Posterior mean and standard deviation (maximisation sign).
+    pub predicted: (f64, f64),
+    /// Algorithm-specific extras (e.g. a level-set classification).
+    pub extra: Map<String, Value>,
+}
+
+/// Opaque, serialisable state a policy carries between calls (`null` for a new study).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PolicyState(pub Value);
+
+impl PolicyState {
+    /// The state as `T`, or `T::default()` when empty or of another shape (e.g. after an algorithm change).
+    pub fn get<T: for<'de> Deserialize<'de> + Default>(&self) -> T {
+        serde_json::from_value(self.0.clone()).unwrap_or_default()
+    }
+
+    /// Replaces the state.
+    pub fn set<T: Serialize>(&mut self, value: &T) {
+        self.0 = serde_json::to_value(value).unwrap_or(Value::Null);
+    }
+}
+
+/// A BO algorithm.
+pub trait Policy: Send + Sync + std::fmt::Debug {
+    /// Name as in `algorithm.name`.
+    fn name(&self) -> &'static str;
+
+    /// `count` new candidates, different from each other and from the pending points; may update `state`.
+    fn suggest(&self, ctx: &Context<'_>, state: &mut PolicyState, count: usize) -> Result<Vec<Candidate>>;
+
+    /// The point the model currently believes best, if there is a model yet.
+    fn recommend(&self, ctx: &Context<'_>, state: &PolicyState) -> Result<Option<Recommendation>> {
+        model::recommend_by_mean(ctx, state)
+    }
+
+    /// Posterior mean and standard deviation of the objective (maximisation sign) at full encoded points.
+    fn predict(&self, ctx: &Context<'_>, state: &PolicyState, xs: &[f64]) -> Result<Option<Vec<(f64, f64)>>> {
+        model::predict_default(ctx, state, xs)
+    }
+
+    /// Policy-specific status for the study resource (e.g. surviving kernel candidates); `None` by default.
+    fn describe(&self, _state: &PolicyState) -> Option<Value> {
+        None
+    }
+}
+
+/// Algorithm selection as written in a study spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AlgorithmSpec {
+    /// `auto` (default) or one of the algorithm names, e.g. `gp-ei`, `gp-ucb`, `gp-mes`, `gp-ts`, `random`, `sobol`.
+    #[serde(default = "auto")]
+    #[cfg_attr(feature = "openapi", schema(example = "auto"))]
+    pub name: String,
+    /// Algorithm options (see the algorithm's documentation); unknown options are rejected.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub options: Map<String, Value>,
+}
+
+fn auto() -> String {
+    "auto".into()
+}
+
+impl Default for AlgorithmSpec {
+    fn default() -> Self {
+        Self { name: auto(), options: Map::new() }
+    }
+}
+
+/// Every algorithm name [`build`] accepts, besides `auto`.
+pub const ALGORITHMS: &[&str] = &["random", "sobol", "gp-ei", "gp-ucb", "gp-mes", "gp-ts", "gp-pi"];
+
+/// The algorithm `auto` resolves to for `problem`.
+pub fn auto_choice(_problem: &Problem) -> &'static str {
+    "gp-ei"
+}
+
+/// Builds the policy named in `spec` for `problem`; errors name `algorithm.name` or `algorithm.options.*`.
+pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>, Vec<FieldError>> {
+    let name = if spec.name == "auto" { auto_choice(problem) } else { spec.name.as_str() };
+    let options = Value::Object(spec.options.clone());
+    match name {
+        "random" => Ok(Box::new(RandomSearch)),
+        "sobol" => Ok(Box::new(SobolSearch)),
+        "gp-ei" => GpBo::build(GpAcquisition::LogEi, options).map(|p| Box::new(p) as _),
+        "gp-ucb" => GpBo::build(GpAcquisition::Ucb, options).map(|p| Box::new(p) as _),
+        "gp-mes" => GpBo::build(GpAcquisition::Mes, options).map(|p| Box::new(p) as _),
+        "gp-ts" => GpBo::build(GpAcquisition::Thompson, options).map(|p| Box::new(p) as _),
+        "gp-pi" => GpBo::build(GpAcquisition::Pi, options).map(|p| Box::new(p) as _),
+        other => Err(vec![FieldError::new(
+            "algorithm.name",
+            format!("unknown algorithm '{other}'; choose 'auto' or one of {}", ALGORITHMS.join(", ")),
+        )]),
+    }
+}
+
+/// Parses algorithm options into `T` (which should deny unknown fields), naming the offending option.
+pub fn parse_options<T: for<'de> Deserialize<'de>>(options: Value) -> Result<T, Vec<FieldError>> {
+    serde_json::from_value(options).map_err(|e| {
+        let msg = e.to_string();
+        let field = msg
+            .split('`')
+            .nth(1)
+            .filter(|_| msg.starts_with("unknown field") || msg.starts_with("invalid"))
+            .map_or("algorithm.options".to_string(), |f| format!("algorithm.options.{f}"));
+        vec![FieldError::new(field, msg)]
+    })
+}
+
+/// Decodes the parameters a candidate asks the client to set.
+pub fn assignments_of(space: &Space, decision: &[usize], c: &Candidate) -> Assignments {
+    space.decode_some(&c.x, c.params.as_deref().unwrap_or(decision))
+}

@@ -1,0 +1,383 @@
+//! The facade the server and the benchmarks call: a validated study spec ([`Study`]), observation validation,
+//! suggest / recommend / predict on a [`History`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::{Dataset, History, ObservationRecord};
+use crate::error::{Error, FieldError, Result};
+use crate::policy::{self, AlgorithmSpec, Candidate, Context, Diagnostics, Policy, PolicyState};
+use crate::sampling::derive_seed;
+use crate::space::{Assignments, ParameterSpec, Role, Space};
+
+/// Direction of the objective.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub enum Goal {
+    /// Larger is better (the default).
+    #[default]
+    Maximize,
+    /// Smaller is better.
+    Minimize,
+}
+
+impl Goal {
+    /// +1 or −1: multiplies client values into the engine's maximisation sign and back.
+    pub fn sign(self) -> f64 {
+        match self {
+            Goal::Maximize => 1.0,
+            Goal::Minimize => -1.0,
+        }
+    }
+}
+
+/// The objective.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Objective {
+    /// Name of the measured quantity.
+    #[serde(default = "default_objective_name")]
+    #[cfg_attr(feature = "openapi", schema(example = "yield"))]
+    pub name: String,
+    /// `maximize` or `minimize`.
+    #[serde(default)]
+    pub goal: Goal,
+}
+
+fn default_objective_name() -> String {
+    "value".into()
+}
+
+impl Default for Objective {
+    fn default() -> Self {
+        Self { name: default_objective_name(), goal: Goal::Maximize }
+    }
+}
+
+/// The part of a study the engine needs: variables, objective, algorithm, seed, and the structural blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StudySpec {
+    /// The variables.
+    pub parameters: Vec<ParameterSpec>,
+    /// The objective (default: maximise `value`).
+    #[serde(default)]
+    pub objective: Objective,
+    /// The algorithm (default `auto`).
+    #[serde(default)]
+    pub algorithm: AlgorithmSpec,
+    /// Seed of every random choice of the study (the server fills one in when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(example = 7))]
+    pub seed: Option<u64>,
+}
+
+/// A validated study as policies see it.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// Every parameter, encoded.
+    pub space: Space,
+    /// Parameters the client sets (role `decision`).
+    pub decision: Vec<usize>,
+    /// Parameters observed after the run (role `context`).
+    pub contexts: Vec<usize>,
+    /// Objective direction.
+    pub goal: Goal,
+}
+
+impl Problem {
+    /// The space of the decision parameters alone.
+    pub fn decision_space(&self) -> Space {
+        self.space.subspace(&self.decision)
+    }
+
+    /// A full encoded point from a decision-space point (other coordinates at the centre).
+    pub fn lift(&self, decision_x: &[f64]) -> Vec<f64> {
+        let mut x = self.space.centre();
+        for (q, j) in self.space.dims_of_params(&self.decision).into_iter().enumerate() {
+            x[j] = decision_x[q];
+        }
+        x
+    }
+}
+
+/// Posterior of the objective at a point, in the client's units and sign.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Prediction {
+    /// Posterior mean.
+    pub mean: f64,
+    /// Posterior standard deviation (of the latent objective, without observation noise).
+    pub stddev: f64,
+}
+
+/// What a suggest request asks for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SuggestRequest {
+    /// Number of suggestions.
+    pub count: usize,
+    /// Context values known before the run (optional; for studies with context parameters).
+    pub context: Option<Assignments>,
+}
+
+/// One suggestion, decoded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Suggestion {
+    /// Values of the parameters the client sets.
+    pub assignments: Assignments,
+    /// Control set to play.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_set: Option<String>,
+    /// Noise level to use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_level: Option<String>,
+    /// Indirect query.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query: Option<Assignments>,
+    /// Cost the algorithm expects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_cost: Option<f64>,
+    /// Posterior at the suggestion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<Prediction>,
+    /// Algorithm that produced it.
+    pub algorithm: String,
+    /// How it was produced.
+    pub diagnostics: Diagnostics,
+}
+
+/// Result of [`Study::suggest`]: the suggestions and the policy state to store with them.
+#[derive(Debug, Clone)]
+pub struct SuggestOutcome {
+    /// New suggestions.
+    pub suggestions: Vec<Suggestion>,
+    /// Updated policy state.
+    pub state: PolicyState,
+}
+
+/// The model's recommended point.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recommended {
+    /// Values of the recommended decision.
+    pub assignments: Assignments,
+    /// Posterior there.
+    pub predicted: Prediction,
+    /// Algorithm-specific extras (e.g. a level-set classification).
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A validated study with its policy.
+#[derive(Debug)]
+pub struct Study {
+    spec: StudySpec,
+    problem: Problem,
+    policy: Box<dyn Policy>,
+}
+
+impl Study {
+    /// Validates `spec` and builds its policy; errors name the field.
+    pub fn new(spec: StudySpec) -> Result<Self, Vec<FieldError>> {
+        let space = Space::new(&spec.parameters)?;
+        let decision = space.with_role(Role::Decision);
+        let contexts = space.with_role(Role::Context);
+        if decision.is_empty() {
+            return Err(vec![FieldError::new("parameters", "at least one parameter must have role 'decision'")]);
+        }
+        let problem = Problem { space, decision, contexts, goal: spec.objective.goal };
+        if spec.objective.name.trim().is_empty() {
+            return Err(vec![FieldError::new("objective.name", "must not be empty")]);
+        }
+        let policy = policy::build(&spec.algorithm, &problem)?;
+        Ok(Self { spec, problem, policy })
+    }
+
+    /// The spec as given.
+    pub fn spec(&self) -> &StudySpec {
+        &self.spec
+    }
+
+    /// The validated problem.
+    pub fn problem(&self) -> &Problem {
+        &self.problem
+    }
+
+    /// Name of the algorithm in use (`auto` resolved).
+    pub fn algorithm(&self) -> &'static str {
+        self.policy.name()
+    }
+
+    fn seed(&self) -> u64 {
+        self.spec.seed.unwrap_or(0)
+    }
+
+    /// Checks an observation before it is stored; errors name the field (`value`, `assignments.x`, …).
+    pub fn validate_observation(&self, obs: &ObservationRecord) -> Result<(), Vec<FieldError>> {
+        let mut errors = Vec::new();
+        match (obs.failed, obs.value) {
+            (false, None) => errors.push(FieldError::new("value", "required unless the observation is marked failed")),
+            (_, Some(v)) if !v.is_finite() => errors.push(FieldError::new("value", "must be a finite number")),
+            _ => {}
+        }
+        if let Some(s) = obs.value_stddev {
+            if !(s.is_finite() && s >= 0.0) {
+                errors.push(FieldError::new("value_stddev", "must be a finite number ≥ 0"));
+            }
+        }
+        if let Some(c) = obs.cost {
+            if !(c.is_finite() && c >= 0.0) {
+                errors.push(FieldError::new("cost", "must be a finite number ≥ 0"));
+            }
+        }
+        if let Err(mut e) = self.problem.space.encode(&obs.assignments, "assignments") {
+            errors.append(&mut e);
+        }
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+
+    /// Encodes the history (observations that no longer validate are skipped, never fatal).
+    pub fn dataset(&self, history: &History) -> Dataset {
+        let space = &self.problem.space;
+        let sign = self.problem.goal.sign();
+        let mut ds = Dataset { d: space.dim(), ..Default::default() };
+        for obs in &history.observations {
+            ds.all_costs.push(obs.cost);
+            let Ok(x) = space.encode(&obs.assignments, "assignments") else { continue };
+            match obs.value.filter(|v| v.is_finite() && !obs.failed) {
+                Some(v) => {
+                    ds.x.extend_from_slice(&x);
+                    ds.y.push(sign * v);
+                    ds.noise_var.push(obs.value_stddev.map(|s| s * s));
+                    ds.cost.push(obs.cost);
+                    ds.control_set.push(None);
+                    ds.noise_level.push(None);
+                    ds.query.push(None);
+                }
+                None => ds.failed_x.extend_from_slice(&x),
+            }
+        }
+        ds
+    }
+
+    /// Encoded pending points (partial assignments; missing coordinates at the centre).
+    fn pending(&self, history: &History) -> Vec<f64> {
+        let space = &self.problem.space;
+        history
+            .pending
+            .iter()
+            .filter_map(|p| {
+                let which: Vec<usize> = p.assignments.keys().filter_map(|k| space.index_of(k)).collect();
+                space.encode_some(&p.assignments, &which, "pending").ok()
+            })
+            .flatten()
+            .collect()
+    }
+
+    fn with_context<T>(&self, history: &History, known: Option<&[f64]>, f: impl FnOnce(&Context<'_>) -> T) -> T {
+        let data = self.dataset(history);
+        let pending = self.pending(history);
+        let seed =
+            derive_seed(derive_seed(self.seed(), history.observations.len() as u64), history.pending.len() as u64);
+        let ctx = Context {
+            problem: &self.problem,
+            data: &data,
+            pending: &pending,
+            seed,
+            study_seed: self.seed(),
+            known_context: known,
+        };
+        f(&ctx)
+    }
+
+    /// New suggestions for `history`, and the policy state to store.
+    pub fn suggest(&self, history: &History, state: &PolicyState, request: &SuggestRequest) -> Result<SuggestOutcome> {
+        if request.count == 0 {
+            return Err(Error::invalid("count", "must be at least 1"));
+        }
+        let known = match &request.context {
+            Some(c) if !c.is_empty() => Some(self.encode_known_context(c)?),
+            _ => None,
+        };
+        let mut state = state.clone();
+        let candidates =
+            self.with_context(history, known.as_deref(), |ctx| self.policy.suggest(ctx, &mut state, request.count))?;
+        let suggestions = candidates.into_iter().map(|c| self.decode_candidate(c)).collect::<Result<Vec<_>>>()?;
+        Ok(SuggestOutcome { suggestions, state })
+    }
+
+    fn encode_known_context(&self, c: &Assignments) -> Result<Vec<f64>> {
+        let space = &self.problem.space;
+        let mut which = Vec::new();
+        for k in c.keys() {
+            match space.index_of(k) {
+                Some(i) if self.problem.contexts.contains(&i) => which.push(i),
+                _ => return Err(Error::invalid(format!("context.{k}"), "not a context parameter of this study")),
+            }
+        }
+        space.encode_some(c, &which, "context").map_err(Error::Invalid)
+    }
+
+    fn decode_candidate(&self, c: Candidate) -> Result<Suggestion> {
+        if c.x.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Numerical("a policy proposed a non-finite point".into()));
+        }
+        let space = &self.problem.space;
+        let sign = self.problem.goal.sign();
+        let assignments = policy::assignments_of(space, &self.problem.decision, &c);
+        Ok(Suggestion {
+            assignments,
+            control_set: None,
+            noise_level: None,
+            query: None,
+            expected_cost: c.expected_cost,
+            predicted: c
+                .predicted
+                .filter(|(m, s)| m.is_finite() && s.is_finite())
+                .map(|(m, s)| Prediction { mean: sign * m, stddev: s }),
+            algorithm: self.policy.name().to_string(),
+            diagnostics: c.diagnostics,
+        })
+    }
+
+    /// The model's recommended decision, or `None` before there is a model.
+    pub fn recommend(&self, history: &History, state: &PolicyState) -> Result<Option<Recommended>> {
+        let sign = self.problem.goal.sign();
+        let rec = self.with_context(history, None, |ctx| self.policy.recommend(ctx, state))?;
+        Ok(rec.map(|r| Recommended {
+            assignments: self.problem.space.decode_some(&r.x, r.params.as_deref().unwrap_or(&self.problem.decision)),
+            predicted: Prediction { mean: sign * r.predicted.0, stddev: r.predicted.1 },
+            extra: r.extra,
+        }))
+    }
+
+    /// Posterior at complete assignments (every parameter given); errors name `points[i].name`.
+    pub fn predict(
+        &self,
+        history: &History,
+        state: &PolicyState,
+        points: &[Assignments],
+    ) -> Result<Option<Vec<Prediction>>> {
+        let space = &self.problem.space;
+        let mut xs = Vec::with_capacity(points.len() * space.dim());
+        let mut errors = Vec::new();
+        for (i, p) in points.iter().enumerate() {
+            match space.encode(p, &format!("points[{i}]")) {
+                Ok(x) => xs.extend(x),
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(Error::Invalid(errors));
+        }
+        let sign = self.problem.goal.sign();
+        let out = self.with_context(history, None, |ctx| self.policy.predict(ctx, state, &xs))?;
+        Ok(out.map(|v| v.into_iter().map(|(m, s)| Prediction { mean: sign * m, stddev: s }).collect()))
+    }
+
+    /// Policy-specific status for the study resource.
+    pub fn describe(&self, state: &PolicyState) -> Option<serde_json::Value> {
+        self.policy.describe(state)
+    }
+}
