@@ -1,0 +1,36 @@
+//! The suites. Each is a function from the command line to a [`SuiteResult`]; it writes its own SVGs.
+
+mod plain;
+
+use crate::Args;
+use crate::format::SuiteResult;
+
+/// A suite entry point.
+pub type SuiteFn = fn(&Args) -> anyhow::Result<SuiteResult>;
+
+/// Every suite with a one-line description.
+pub const SUITES: &[(&str, &str)] = &[("plain", "simple regret of the plain policies on Branin, Hartmann-6, Ackley-6")];
+
+/// The entry point of `name`.
+pub fn find(name: &str) -> Option<SuiteFn> {
+    match name {
+        "plain" => Some(plain::run),
+        _ => None,
+    }
+}
+
+/// Prints one line per experiment and method: final mean ± s.e. and median.
+pub fn print_summary(result: &SuiteResult) {
+    println!("suite {} ({}) at {}", result.suite, if result.quick { "quick" } else { "full" }, result.git_commit);
+    for e in &result.experiments {
+        println!("\n{} — {} ({} is better)", e.name, e.metric, e.better);
+        println!("  {:<18} {:>14} {:>12} {:>14} {:>6}", "method", "final mean", "± s.e.", "median", "runs");
+        for m in &e.methods {
+            let s = &m.summary;
+            println!(
+                "  {:<18} {:>14.6e} {:>12.3e} {:>14.6e} {:>6}",
+                m.name, s.final_mean, s.final_stderr, s.final_median, s.n_runs
+            );
+        }
+    }
+}
