@@ -94,95 +94,248 @@ impl Kernel {
 
     /// `k(a, b)`.
     pub fn eval(&self, theta: &[f64], a: &[f64], b: &[f64]) -> f64 {
-        let mut off = 0;
-        let mut k = 0.0;
-        for c in &self.components {
-            k += component_value(c, &theta[off..off + c.n_params()], a, b).0;
-            off += c.n_params();
-        }
-        k
+        let p = self.prepare(theta);
+        let (za, zb) = (p.scale(a), p.scale(b));
+        let mut out = [0.0];
+        p.cross_vec(&za, &zb, &mut out);
+        out[0]
     }
 
     /// Gram matrix `K(x, x)` of `n` row-major points (full symmetric).
     pub fn gram(&self, theta: &[f64], x: &[f64]) -> Mat<f64> {
-        let n = x.len() / self.d.max(1);
-        let mut k = Mat::zeros(n, n);
-        let pv = self.prior_variance(theta);
-        for j in 0..n {
-            let xj = &x[j * self.d..(j + 1) * self.d];
-            k[(j, j)] = pv;
-            for i in j + 1..n {
-                let v = self.eval(theta, &x[i * self.d..(i + 1) * self.d], xj);
-                k[(i, j)] = v;
-                k[(j, i)] = v;
-            }
-        }
-        k
+        let p = self.prepare(theta);
+        p.gram(&p.scale(x))
     }
 
     /// Cross-covariance `K(a, b)`, `m × n` for `m` and `n` row-major points.
     pub fn cross(&self, theta: &[f64], a: &[f64], b: &[f64]) -> Mat<f64> {
-        let d = self.d.max(1);
-        let (m, n) = (a.len() / d, b.len() / d);
-        Mat::from_fn(m, n, |i, j| self.eval(theta, &a[i * d..(i + 1) * d], &b[j * d..(j + 1) * d]))
+        let p = self.prepare(theta);
+        p.cross(&p.scale(a), &p.scale(b))
     }
 
     /// `k(a, b_i)` for every row of `b`, into `out` (length n).
     pub fn cross_vec(&self, theta: &[f64], a: &[f64], b: &[f64], out: &mut [f64]) {
-        let d = self.d.max(1);
-        for (o, bi) in out.iter_mut().zip(b.chunks_exact(d)) {
-            *o = self.eval(theta, a, bi);
-        }
+        let p = self.prepare(theta);
+        p.cross_vec(&p.scale(a), &p.scale(b), out);
     }
 
     /// `k(a, b_i)` and its gradient in `a` for every row of `b`: `grad` is `n × d` row-major.
     pub fn cross_vec_grad(&self, theta: &[f64], a: &[f64], b: &[f64], out: &mut [f64], grad: &mut [f64]) {
-        let d = self.d.max(1);
-        grad.iter_mut().for_each(|g| *g = 0.0);
-        for (i, bi) in b.chunks_exact(d).enumerate() {
-            let mut off = 0;
-            let mut k = 0.0;
-            for c in &self.components {
-                let th = &theta[off..off + c.n_params()];
-                k += component_grad_x(c, th, a, bi, &mut grad[i * d..(i + 1) * d]);
-                off += c.n_params();
-            }
-            out[i] = k;
-        }
+        let p = self.prepare(theta);
+        p.cross_vec_grad(&p.scale(a), &p.scale(b), out, grad);
     }
 
     /// `Σ_{i,j} W_ij ∂K_ij/∂θ_p` for every p, for a symmetric `W` (the contraction in the gradient of the log
     /// marginal likelihood), without forming the derivative matrices.
     pub fn contract_grad(&self, theta: &[f64], x: &[f64], w: &Mat<f64>) -> Vec<f64> {
-        let n = w.nrows();
-        let d = self.d.max(1);
-        let mut out = vec![0.0; self.n_params()];
-        let mut buf = vec![0.0; self.components.iter().map(Component::n_params).max().unwrap_or(0)];
+        let p = self.prepare(theta);
+        p.contract_grad(&p.scale(x), w)
+    }
+
+    /// The θ-dependent constants, computed once for many evaluations.
+    pub fn prepare(&self, theta: &[f64]) -> Prepared {
         let mut off = 0;
-        for c in &self.components {
-            let np = c.n_params();
-            let th = &theta[off..off + np];
-            let acc = &mut out[off..off + np];
+        let comps = self
+            .components
+            .iter()
+            .map(|c| {
+                let nd = c.dims.len();
+                let th = &theta[off..off + c.n_params()];
+                off += c.n_params();
+                let periodic = c.family == KernelFamily::Periodic;
+                PreparedComponent {
+                    family: c.family,
+                    dims: c.dims.clone(),
+                    inv_l: th[..nd].iter().map(|t| (-t).exp()).collect(),
+                    var: th[nd].exp(),
+                    period: if periodic { th[nd + 1].exp() } else { 1.0 },
+                    n_params: c.n_params(),
+                }
+            })
+            .collect();
+        Prepared { comps, d: self.d }
+    }
+}
+
+/// One component with its hyperparameters in natural form.
+#[derive(Debug, Clone)]
+struct PreparedComponent {
+    family: KernelFamily,
+    dims: Vec<usize>,
+    inv_l: Vec<f64>,
+    var: f64,
+    period: f64,
+    n_params: usize,
+}
+
+impl PreparedComponent {
+    /// Input scaling: `x_j/ℓ_j` for stationary families, `πx_j/p` for the periodic one.
+    fn factor(&self, q: usize) -> f64 {
+        if self.family == KernelFamily::Periodic { std::f64::consts::PI / self.period } else { self.inv_l[q] }
+    }
+}
+
+/// Points scaled for a [`Prepared`] kernel: for every component, `n × dims` row-major.
+#[derive(Debug, Clone, Default)]
+pub struct Scaled {
+    per_comp: Vec<Vec<f64>>,
+    n: usize,
+}
+
+impl Scaled {
+    /// Number of points.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+}
+
+/// A kernel with fixed hyperparameters, ready for fast evaluation on [`Scaled`] points.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    comps: Vec<PreparedComponent>,
+    d: usize,
+}
+
+impl Prepared {
+    /// Scales `n` row-major points.
+    pub fn scale(&self, x: &[f64]) -> Scaled {
+        let mut out = Scaled { per_comp: Vec::with_capacity(self.comps.len()), n: 0 };
+        self.scale_into(x, &mut out);
+        out
+    }
+
+    /// Scales points and appends them to `into`.
+    pub fn scale_into(&self, x: &[f64], into: &mut Scaled) {
+        let d = self.d.max(1);
+        if into.per_comp.len() != self.comps.len() {
+            into.per_comp = vec![Vec::new(); self.comps.len()];
+        }
+        for (c, z) in self.comps.iter().zip(into.per_comp.iter_mut()) {
+            let f: Vec<f64> = (0..c.dims.len()).map(|q| c.factor(q)).collect();
+            for row in x.chunks_exact(d) {
+                z.extend(c.dims.iter().zip(&f).map(|(&j, f)| row[j] * f));
+            }
+        }
+        into.n += x.len() / d;
+    }
+
+    /// `k(a, a)`.
+    pub fn prior_variance(&self) -> f64 {
+        self.comps.iter().map(|c| c.var).sum()
+    }
+
+    /// Gram matrix of scaled points (full symmetric).
+    pub fn gram(&self, z: &Scaled) -> Mat<f64> {
+        let n = z.n;
+        let mut k = Mat::zeros(n, n);
+        let pv = self.prior_variance();
+        for (c, zc) in self.comps.iter().zip(&z.per_comp) {
+            let nd = c.dims.len();
             for j in 0..n {
-                let xj = &x[j * d..(j + 1) * d];
-                // diagonal: only the output scale moves k(x, x)
-                acc[c.dims.len()] += w[(j, j)] * th[c.dims.len()].exp();
+                let zj = &zc[j * nd..(j + 1) * nd];
                 for i in j + 1..n {
-                    component_grad_theta(c, th, &x[i * d..(i + 1) * d], xj, &mut buf[..np]);
+                    k[(i, j)] += pair_value(c, &zc[i * nd..(i + 1) * nd], zj);
+                }
+            }
+        }
+        for j in 0..n {
+            k[(j, j)] = pv;
+            for i in j + 1..n {
+                k[(j, i)] = k[(i, j)];
+            }
+        }
+        k
+    }
+
+    /// Cross-covariance `m × n` between scaled point sets.
+    pub fn cross(&self, za: &Scaled, zb: &Scaled) -> Mat<f64> {
+        let mut k = Mat::zeros(za.n, zb.n);
+        for (c, (a, b)) in self.comps.iter().zip(za.per_comp.iter().zip(&zb.per_comp)) {
+            let nd = c.dims.len();
+            for j in 0..zb.n {
+                let bj = &b[j * nd..(j + 1) * nd];
+                for i in 0..za.n {
+                    k[(i, j)] += pair_value(c, &a[i * nd..(i + 1) * nd], bj);
+                }
+            }
+        }
+        k
+    }
+
+    /// `k(a, b_i)` for one scaled point `za` and every point of `zb`.
+    pub fn cross_vec(&self, za: &Scaled, zb: &Scaled, out: &mut [f64]) {
+        out.iter_mut().for_each(|o| *o = 0.0);
+        for (c, (a, b)) in self.comps.iter().zip(za.per_comp.iter().zip(&zb.per_comp)) {
+            let nd = c.dims.len();
+            for (o, bi) in out.iter_mut().zip(b.chunks_exact(nd.max(1))) {
+                *o += pair_value(c, &a[..nd], bi);
+            }
+        }
+    }
+
+    /// `k(a, b_i)` and `∂k/∂a` (`n × d` row-major) for one scaled point `za` and every point of `zb`.
+    pub fn cross_vec_grad(&self, za: &Scaled, zb: &Scaled, out: &mut [f64], grad: &mut [f64]) {
+        let d = self.d.max(1);
+        out.iter_mut().for_each(|o| *o = 0.0);
+        grad.iter_mut().for_each(|g| *g = 0.0);
+        for (c, (a, b)) in self.comps.iter().zip(za.per_comp.iter().zip(&zb.per_comp)) {
+            let nd = c.dims.len();
+            let a = &a[..nd];
+            for (i, bi) in b.chunks_exact(nd.max(1)).enumerate() {
+                let g = &mut grad[i * d..(i + 1) * d];
+                if c.family == KernelFamily::Periodic {
+                    let mut s = 0.0;
+                    for q in 0..nd {
+                        let u = (a[q] - bi[q]).sin();
+                        s += u * u * c.inv_l[q] * c.inv_l[q];
+                    }
+                    let k = c.var * (-2.0 * s).exp();
+                    for q in 0..nd {
+                        let (u, cs) = (a[q] - bi[q]).sin_cos();
+                        g[c.dims[q]] -= k * 4.0 * u * cs * c.factor(q) * c.inv_l[q] * c.inv_l[q];
+                    }
+                    out[i] += k;
+                } else {
+                    let s: f64 = (0..nd).map(|q| (a[q] - bi[q]) * (a[q] - bi[q])).sum();
+                    let (k0, dk0) = stationary(c.family, s);
+                    for q in 0..nd {
+                        g[c.dims[q]] += c.var * dk0 * 2.0 * (a[q] - bi[q]) * c.inv_l[q];
+                    }
+                    out[i] += c.var * k0;
+                }
+            }
+        }
+    }
+
+    /// `Σ_{i,j} W_ij ∂K_ij/∂θ_p` over the scaled training points `z`.
+    pub fn contract_grad(&self, z: &Scaled, w: &Mat<f64>) -> Vec<f64> {
+        let n = z.n;
+        let mut out = Vec::with_capacity(self.comps.iter().map(|c| c.n_params).sum());
+        let mut buf = Vec::new();
+        for (c, zc) in self.comps.iter().zip(&z.per_comp) {
+            let nd = c.dims.len();
+            let mut acc = vec![0.0; c.n_params];
+            buf.resize(c.n_params, 0.0);
+            for j in 0..n {
+                // diagonal: only the output scale moves k(x, x)
+                acc[nd] += w[(j, j)] * c.var;
+                let zj = &zc[j * nd..(j + 1) * nd];
+                for i in j + 1..n {
+                    pair_grad_theta(c, &zc[i * nd..(i + 1) * nd], zj, &mut buf);
                     let wij = 2.0 * w[(i, j)];
-                    for (a, b) in acc.iter_mut().zip(&buf[..np]) {
+                    for (a, b) in acc.iter_mut().zip(&buf) {
                         *a += wij * b;
                     }
                 }
             }
-            off += np;
+            out.extend(acc);
         }
         out
     }
 }
 
 /// Base correlation of a stationary family as a function of s = r²: `(k₀, dk₀/ds)`.
-fn stationary(family: KernelFamily, s: f64) -> (f64, f64) {
+pub(crate) fn stationary(family: KernelFamily, s: f64) -> (f64, f64) {
     let r = s.sqrt();
     match family {
         KernelFamily::Matern12 => {
@@ -207,40 +360,41 @@ fn stationary(family: KernelFamily, s: f64) -> (f64, f64) {
     }
 }
 
-/// `(k, s)` of one component at (a, b).
-fn component_value(c: &Component, th: &[f64], a: &[f64], b: &[f64]) -> (f64, f64) {
-    let nd = c.dims.len();
-    let var = th[nd].exp();
+/// k of one component at two scaled points.
+#[inline]
+fn pair_value(c: &PreparedComponent, a: &[f64], b: &[f64]) -> f64 {
     if c.family == KernelFamily::Periodic {
-        let p = th[nd + 1].exp();
         let mut s = 0.0;
-        for (q, &j) in c.dims.iter().enumerate() {
-            let u = (std::f64::consts::PI * (a[j] - b[j]) / p).sin();
-            s += u * u * (-2.0 * th[q]).exp();
+        for q in 0..a.len() {
+            let u = (a[q] - b[q]).sin();
+            s += u * u * c.inv_l[q] * c.inv_l[q];
         }
-        (var * (-2.0 * s).exp(), s)
+        c.var * (-2.0 * s).exp()
     } else {
         let mut s = 0.0;
-        for (q, &j) in c.dims.iter().enumerate() {
-            let z = (a[j] - b[j]) * (-th[q]).exp();
-            s += z * z;
+        for q in 0..a.len() {
+            let t = a[q] - b[q];
+            s += t * t;
         }
-        (var * stationary(c.family, s).0, s)
+        c.var * stationary(c.family, s).0
     }
 }
 
-/// ∂k/∂θ of one component at (a, b), into `out` (length `n_params`).
-fn component_grad_theta(c: &Component, th: &[f64], a: &[f64], b: &[f64], out: &mut [f64]) {
-    let nd = c.dims.len();
-    let var = th[nd].exp();
+/// ∂k/∂θ of one component at two scaled points, into `out` (length `n_params`).
+fn pair_grad_theta(c: &PreparedComponent, a: &[f64], b: &[f64], out: &mut [f64]) {
+    let nd = a.len();
     if c.family == KernelFamily::Periodic {
-        let p = th[nd + 1].exp();
-        let (k, _) = component_value(c, th, a, b);
+        let mut s = 0.0;
+        for q in 0..nd {
+            let u = (a[q] - b[q]).sin();
+            s += u * u * c.inv_l[q] * c.inv_l[q];
+        }
+        let k = c.var * (-2.0 * s).exp();
         let mut dp = 0.0;
-        for (q, &j) in c.dims.iter().enumerate() {
-            let arg = std::f64::consts::PI * (a[j] - b[j]) / p;
+        for q in 0..nd {
+            let arg = a[q] - b[q];
             let (u, cs) = arg.sin_cos();
-            let inv_l2 = (-2.0 * th[q]).exp();
+            let inv_l2 = c.inv_l[q] * c.inv_l[q];
             out[q] = k * 4.0 * u * u * inv_l2;
             dp += 4.0 * u * cs * arg * inv_l2;
         }
@@ -248,43 +402,16 @@ fn component_grad_theta(c: &Component, th: &[f64], a: &[f64], b: &[f64], out: &m
         out[nd + 1] = k * dp;
     } else {
         let mut s = 0.0;
-        for (q, &j) in c.dims.iter().enumerate() {
-            let z = (a[j] - b[j]) * (-th[q]).exp();
-            out[q] = z * z;
-            s += z * z;
+        for q in 0..nd {
+            let t = a[q] - b[q];
+            out[q] = t * t;
+            s += t * t;
         }
         let (k0, dk0) = stationary(c.family, s);
         for o in &mut out[..nd] {
-            *o *= -2.0 * var * dk0;
+            *o *= -2.0 * c.var * dk0;
         }
-        out[nd] = var * k0;
-    }
-}
-
-/// Adds ∂k/∂a of one component to `grad` (length d) and returns k.
-fn component_grad_x(c: &Component, th: &[f64], a: &[f64], b: &[f64], grad: &mut [f64]) -> f64 {
-    let nd = c.dims.len();
-    let var = th[nd].exp();
-    if c.family == KernelFamily::Periodic {
-        let p = th[nd + 1].exp();
-        let (k, _) = component_value(c, th, a, b);
-        for (q, &j) in c.dims.iter().enumerate() {
-            let arg = std::f64::consts::PI * (a[j] - b[j]) / p;
-            let (u, cs) = arg.sin_cos();
-            grad[j] -= k * 4.0 * u * cs * std::f64::consts::PI / p * (-2.0 * th[q]).exp();
-        }
-        k
-    } else {
-        let mut s = 0.0;
-        for (q, &j) in c.dims.iter().enumerate() {
-            let z = (a[j] - b[j]) * (-th[q]).exp();
-            s += z * z;
-        }
-        let (k0, dk0) = stationary(c.family, s);
-        for (q, &j) in c.dims.iter().enumerate() {
-            grad[j] += var * dk0 * 2.0 * (a[j] - b[j]) * (-2.0 * th[q]).exp();
-        }
-        var * k0
+        out[nd] = c.var * k0;
     }
 }
 

@@ -1,5 +1,6 @@
 //! The suites. Each is a function from the command line to a [`SuiteResult`]; it writes its own SVGs.
 
+mod latency;
 mod plain;
 
 use crate::Args;
@@ -9,12 +10,16 @@ use crate::format::SuiteResult;
 pub type SuiteFn = fn(&Args) -> anyhow::Result<SuiteResult>;
 
 /// Every suite with a one-line description.
-pub const SUITES: &[(&str, &str)] = &[("plain", "simple regret of the plain policies on Branin, Hartmann-6, Ackley-6")];
+pub const SUITES: &[(&str, &str)] = &[
+    ("plain", "simple regret of the plain policies on Branin, Hartmann-6, Ackley-6"),
+    ("latency", "engine suggest time (gp-ei with refit) against observations and dimension"),
+];
 
 /// The entry point of `name`.
 pub fn find(name: &str) -> Option<SuiteFn> {
     match name {
         "plain" => Some(plain::run),
+        "latency" => Some(latency::run),
         _ => None,
     }
 }

@@ -2,13 +2,15 @@
 //! multi-start bounded L-BFGS and analytic gradients (Rasmussen & Williams 2006, Eq. 5.9):
 //! `∂L/∂θ = ½ tr((ααᵀ − K⁻¹) ∂K/∂θ)`, `α = K⁻¹(ỹ − c)`, `∂L/∂c = Σ αᵢ`.
 //!
-//! Starts: the warm start (last fit) when given, the default start (prior modes), and `restarts` random ones.
+//! Starts: the warm start (last fit) when given, the default start (prior modes; optional with a warm start),
+//! and `restarts` random ones. Each start runs L-BFGS until the objective moves by less than 1e-9 relative.
 
 use std::time::Instant;
 
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde::Serialize;
 
+use super::pairs::PairCache;
 use super::prior::{Slot, mean_log_prior, noise_log_prior, slots};
 use super::{Data, Gp, GpConfig, Hyperparameters, MeanModel, NoiseModel, dot, noise_diag, standardize};
 use crate::error::{Error, Result};
@@ -77,6 +79,7 @@ struct Problem<'a> {
     known: Vec<f64>,
     fixed_noise: f64,
     layout: Layout,
+    pairs: Option<PairCache>,
 }
 
 impl Problem<'_> {
@@ -84,7 +87,13 @@ impl Problem<'_> {
     fn lml(&self, p: &[f64]) -> Option<(f64, Vec<f64>)> {
         let h = self.layout.unpack(p, self.fixed_noise);
         let n = self.r0.len();
-        let mut k = self.config.kernel.gram(&h.theta, self.x);
+        let (mut k, pair_values) = match &self.pairs {
+            Some(pc) => {
+                let (k, v) = pc.gram(&h.theta);
+                (k, Some(v))
+            }
+            None => (self.config.kernel.gram(&h.theta, self.x), None),
+        };
         for i in 0..n {
             k[(i, i)] += h.noise_variance + self.known[i];
         }
@@ -92,14 +101,18 @@ impl Problem<'_> {
         let r: Vec<f64> = self.r0.iter().map(|v| v - h.mean).collect();
         let alpha = chol.solve(&r);
         let lml = -0.5 * dot(&r, &alpha) - 0.5 * chol.log_det() - 0.5 * n as f64 * (2.0 * std::f64::consts::PI).ln();
+        // W = ααᵀ − K⁻¹; both contractions read only its lower triangle.
         let mut w = chol.inverse();
         for j in 0..n {
-            for i in 0..n {
+            for i in j..n {
                 w[(i, j)] = alpha[i] * alpha[j] - w[(i, j)];
             }
         }
-        let mut grad: Vec<f64> =
-            self.config.kernel.contract_grad(&h.theta, self.x, &w).iter().map(|g| 0.5 * g).collect();
+        let contracted = match (&self.pairs, &pair_values) {
+            (Some(pc), Some(v)) => pc.contract(&h.theta, &w, v),
+            _ => self.config.kernel.contract_grad(&h.theta, self.x, &w),
+        };
+        let mut grad: Vec<f64> = contracted.iter().map(|g| 0.5 * g).collect();
         if self.layout.learn_noise {
             grad.push(0.5 * h.noise_variance * (0..n).map(|i| w[(i, i)]).sum::<f64>());
         }
@@ -147,7 +160,8 @@ fn problem<'a>(data: &'a Data, config: &'a GpConfig) -> Result<(Problem<'a>, sup
     };
     let known =
         if let NoiseModel::Fixed(_) = config.noise { known.iter().map(|v| v - fixed_noise).collect() } else { known };
-    Ok((Problem { config, x: &data.x, r0, known, fixed_noise, layout: Layout::new(config) }, std))
+    let pairs = PairCache::new(&config.kernel, &data.x);
+    Ok((Problem { config, x: &data.x, r0, known, fixed_noise, layout: Layout::new(config), pairs }, std))
 }
 
 /// Log marginal likelihood of `data` under `hypers` and its gradient in the free log-parameters
@@ -180,9 +194,13 @@ pub fn fit(data: &Data, config: &GpConfig, warm: Option<&Hyperparameters>, seed:
     if layout.learn_mean {
         default.push(0.0);
     }
-    let mut starts = vec![default];
-    if let Some(w) = warm.filter(|w| w.theta.len() == layout.nk) {
-        starts.insert(0, layout.pack(w));
+    let mut starts = Vec::new();
+    let warm = warm.filter(|w| w.theta.len() == layout.nk);
+    if let Some(w) = warm {
+        starts.push(layout.pack(w));
+    }
+    if warm.is_none() || config.default_start {
+        starts.push(default);
     }
     let mut rng = StdRng::seed_from_u64(seed);
     for _ in 0..config.restarts {
@@ -202,7 +220,7 @@ pub fn fit(data: &Data, config: &GpConfig, warm: Option<&Hyperparameters>, seed:
         }
         starts.push(p);
     }
-    let cfg = lbfgsb::Config { max_iter: config.max_iter, pgtol: 1e-5, ftol: 1e-10, ..Default::default() };
+    let cfg = lbfgsb::Config { max_iter: config.max_iter, pgtol: 1e-5, ftol: 1e-9, ..Default::default() };
     let mut best: Option<lbfgsb::Minimum> = None;
     let mut evaluations = 0;
     for s in &starts {

@@ -9,6 +9,7 @@
 //! O(n²) by extending the factor instead of refactorising.
 
 mod fit;
+mod pairs;
 mod prior;
 mod sample;
 
@@ -100,6 +101,8 @@ pub struct GpConfig {
     pub bounds: Bounds,
     /// Random restarts of the fit beyond the default start and the warm start.
     pub restarts: usize,
+    /// With a warm start, also start from the default (prior-mode) point; without one it always is.
+    pub default_start: bool,
     /// L-BFGS iterations per start.
     pub max_iter: usize,
 }
@@ -109,7 +112,7 @@ pub const DEFAULT_MIN_NOISE: f64 = 1e-6;
 
 impl GpConfig {
     /// Matérn-5/2 ARD over `d` dimensions, learned noise (≥ 1e-6), learned constant mean, standardised outputs,
-    /// default priors, one random restart.
+    /// default priors, the default start plus one random restart.
     pub fn default_for(d: usize) -> Self {
         Self {
             kernel: Kernel::ard(crate::kernel::KernelFamily::Matern52, d),
@@ -120,6 +123,7 @@ impl GpConfig {
             priors: true,
             bounds: Bounds::default(),
             restarts: 1,
+            default_start: true,
             max_iter: 100,
         }
     }

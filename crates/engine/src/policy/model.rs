@@ -65,6 +65,10 @@ pub fn model_config(d: usize, options: &ModelOptions) -> GpConfig {
     config
 }
 
+/// Above this many observations a warm-started refit runs from the warm start alone (the likelihood surface
+/// changes little per observation; each extra start costs O(n³) per iteration).
+const MULTISTART_MAX_N: usize = 300;
+
 /// The standard GP on the full dataset: refits (warm-started) when the schedule says so, otherwise reuses the
 /// stored hyperparameters. `None` when there are no observations.
 pub fn fit_model(ctx: &Context<'_>, state: &mut ModelState, options: &ModelOptions) -> Result<Option<FittedModel>> {
@@ -81,6 +85,11 @@ pub fn fit_model(ctx: &Context<'_>, state: &mut ModelState, options: &ModelOptio
                 return Ok(Some(FittedModel { gp, refit: false, millis: started.elapsed().as_secs_f64() * 1e3 }));
             }
         }
+    }
+    let mut config = config;
+    if n > MULTISTART_MAX_N && state.hypers.is_some() {
+        config.restarts = 0;
+        config.default_start = false;
     }
     let (gp, _) = gp::fit(&data, &config, state.hypers.as_ref(), ctx.seed)?;
     state.hypers = Some(gp.hyperparameters().clone());

@@ -1,0 +1,98 @@
+//! `latency`: engine suggest time (hyperparameter refit + acquisition optimisation, `gp-ei`) against the number
+//! of observations n ∈ {25, 50, 100, 200, 500, 1000} and dimension d ∈ {2, 6, 12}; median and 95th percentile over
+//! repeats. `--quick` stops at n = 200.
+//!
+//! Each repeat is the situation of a running study: n observations of Levy-d (scrambled Sobol points plus uniform
+//! ones), the policy state holding the hyperparameters fitted at n − 1 observations (the warm start), and a refit
+//! forced for the measured call (`refit_every: 1`), so the time includes a full hyperparameter fit.
+
+use engine::{History, ObservationRecord, PolicyState, Study, SuggestRequest, testfunctions::TestFunction};
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use serde_json::json;
+
+use crate::Args;
+use crate::format::{Experiment, Latency, Method, Run, SuiteResult};
+use crate::plot::{Band, plot_experiment};
+use crate::runner::{unit_assignments, unit_parameters};
+
+/// Runs the suite.
+pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
+    let mut result = SuiteResult::new("latency", args.quick);
+    let ns: Vec<usize> = [25, 50, 100, 200, 500, 1000].into_iter().filter(|&n| !args.quick || n <= 200).collect();
+    let mut table = Vec::new();
+    for d in [2usize, 6, 12] {
+        let name = format!("suggest_latency_d{d}");
+        if !args.selected(&name) {
+            continue;
+        }
+        let repeats = args.n_seeds(9, 5);
+        let mut per_n: Vec<Vec<f64>> = Vec::new();
+        for &n in &ns {
+            let reps = if n >= 500 { repeats.min(5) } else { repeats };
+            let times: Vec<f64> = (0..reps as u64).map(|r| measure(d, n, r)).collect::<anyhow::Result<_>>()?;
+            let lat = Latency::of(&times);
+            eprintln!("[latency] d={d} n={n}: median {:.1} ms, p95 {:.1} ms ({reps} repeats)", lat.median, lat.p95);
+            table.push((d, n, lat));
+            per_n.push(times);
+        }
+        let runs: Vec<Run> = (0..per_n.iter().map(Vec::len).min().unwrap_or(0))
+            .map(|r| Run {
+                seed: r as u64,
+                x: ns.iter().map(|&n| n as f64).collect(),
+                y: per_n.iter().map(|t| t[r]).collect(),
+                ..Default::default()
+            })
+            .collect();
+        let exp = Experiment {
+            name: name.clone(),
+            description: format!(
+                "gp-ei suggest time with a forced warm-started hyperparameter refit, Levy-{d}, by number of observations"
+            ),
+            metric: "latency_ms".into(),
+            better: "lower".into(),
+            x_axis: "n_observations".into(),
+            optimum: None,
+            budget: None,
+            methods: vec![Method::new("gp-ei", "proposed", runs)],
+        };
+        plot_experiment(&exp, &args.out, &format!("latency_d{d}"), Band::MedianIqr)?;
+        result.experiments.push(exp);
+    }
+    println!("\nsuggest latency (gp-ei, refit), milliseconds");
+    println!("  {:>3} {:>6} {:>10} {:>10}", "d", "n", "median", "p95");
+    for (d, n, l) in &table {
+        println!("  {d:>3} {n:>6} {:>10.1} {:>10.1}", l.median, l.p95);
+    }
+    Ok(result)
+}
+
+/// One timed suggest at `n` observations in `d` dimensions.
+fn measure(d: usize, n: usize, repeat: u64) -> anyhow::Result<f64> {
+    let f = TestFunction::levy(d);
+    let spec = serde_json::from_value(json!({
+        "parameters": unit_parameters(d),
+        "objective": {"goal": "minimize"},
+        "algorithm": {"name": "gp-ei", "options": {"refit_every": 1}},
+        "seed": repeat,
+    }))?;
+    let study = Study::new(spec).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    let mut rng = StdRng::seed_from_u64(1000 + repeat);
+    let mut history = History::default();
+    for _ in 0..n {
+        let u: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
+        history.observations.push(ObservationRecord {
+            assignments: unit_assignments(&u),
+            value: Some(f.eval_unit(&u)),
+            ..Default::default()
+        });
+    }
+    // Warm start: the state after a suggest at n − 1 observations.
+    let last = history.observations.pop();
+    let warm = study.suggest(&history, &PolicyState::default(), &SuggestRequest { count: 1, context: None })?.state;
+    history.observations.extend(last);
+    let started = std::time::Instant::now();
+    let out = study.suggest(&history, &warm, &SuggestRequest { count: 1, context: None })?;
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    anyhow::ensure!(out.suggestions[0].diagnostics.refit == Some(true), "the measured call did not refit");
+    Ok(ms)
+}
