@@ -3,6 +3,37 @@
 //! Pure and synchronous: no I/O, no async, deterministic given (study spec, observations, policy state, seed).
 //! Data flows `space` → `gp` (with `kernel`, `linalg`) → `acquisition` → `optim` → `policy`; [`study::Study`] is
 //! the facade the server and the benchmarks call.
+//!
+//! ```
+//! use engine::{History, ObservationRecord, PolicyState, Study, StudySpec, SuggestRequest};
+//! use serde_json::json;
+//!
+//! let spec: StudySpec = serde_json::from_value(json!({
+//!     "parameters": [
+//!         {"name": "x", "type": "float", "low": -5, "high": 10},
+//!         {"name": "y", "type": "float", "low": 0, "high": 15}
+//!     ],
+//!     "objective": {"name": "branin", "goal": "minimize"},
+//!     "algorithm": {"name": "gp-ei"},
+//!     "seed": 1
+//! }))
+//! .unwrap();
+//! let study = Study::new(spec).unwrap();
+//! let (mut history, mut state) = (History::default(), PolicyState::default());
+//! for _ in 0..8 {
+//!     let out = study.suggest(&history, &state, &SuggestRequest { count: 1, context: None }).unwrap();
+//!     state = out.state;
+//!     let a = out.suggestions[0].assignments.clone();
+//!     let (x, y) = (a["x"].as_f64().unwrap(), a["y"].as_f64().unwrap());
+//!     let value = engine::testfunctions::branin(x, y);
+//!     history.observations.push(ObservationRecord { assignments: a, value: Some(value), ..Default::default() });
+//! }
+//! let best = study.recommend(&history, &state).unwrap().unwrap();
+//! assert!(best.predicted.mean.is_finite());
+//! ```
+//!
+//! Cost: an exact GP fit is O(n³) per likelihood evaluation; between refits (see `policy::model`) a suggest costs
+//! one O(n³/3) factorisation plus O(n²) per acquisition evaluation.
 
 #![warn(missing_docs)]
 
