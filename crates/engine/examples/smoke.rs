@@ -15,9 +15,13 @@ fn main() {
     };
     let params: Vec<_> =
         (0..f.dim()).map(|i| json!({"name": format!("x{i}"), "type": "float", "low": 0, "high": 1})).collect();
-    let spec: StudySpec = serde_json::from_value(
-        json!({"parameters": params, "objective": {"goal": "minimize"}, "algorithm": {"name": algo}, "seed": seed}),
-    )
+    let options: serde_json::Value = args.get(5).map_or(json!({}), |s| serde_json::from_str(s).unwrap());
+    let spec: StudySpec = serde_json::from_value(json!({
+        "parameters": params,
+        "objective": {"goal": "minimize"},
+        "algorithm": {"name": algo, "options": options},
+        "seed": seed
+    }))
     .unwrap();
     let study = Study::new(spec).unwrap();
     let mut history = History::default();
@@ -33,6 +37,9 @@ fn main() {
         let y = f.eval_unit(&u);
         best = best.min(y);
         println!("{t:3} {:>8.2}ms y={y:.6} regret={:.3e} {:?}", ms, best - f.optimum, s.diagnostics.phase);
+        if std::env::var("SHOW_HYPERS").is_ok() && t % 10 == 9 {
+            println!("    {}", s.diagnostics.hyperparameters.as_ref().map_or(String::new(), |h| h.to_string()));
+        }
         history.observations.push(ObservationRecord {
             assignments: s.assignments.clone(),
             value: Some(y),

@@ -62,6 +62,9 @@ pub fn model_config(d: usize, options: &ModelOptions) -> GpConfig {
     let mut config = GpConfig::default_for(d);
     config.kernel = Kernel::ard(options.kernel, d);
     config.restarts = options.fit_restarts;
+    // Zero mean on standardised outputs: unexplored regions revert to the average observation. A learned
+    // constant drifts below the data on needle-like objectives (Ackley) and makes EI purely exploitative.
+    config.mean = gp::MeanModel::Zero;
     config
 }
 
