@@ -7,12 +7,13 @@ fn main() {
     let args: Vec<usize> = std::env::args().skip(1).map(|s| s.parse().unwrap()).collect();
     let (n, d, reps) =
         (args.first().copied().unwrap_or(100), args.get(1).copied().unwrap_or(6), args.get(2).copied().unwrap_or(5));
+    let algo = std::env::var("ALGO").unwrap_or_else(|_| "gp-ei".into());
     let f = TestFunction::levy(d);
     let params: Vec<_> =
         (0..d).map(|i| json!({"name": format!("x{i}"), "type": "float", "low": 0, "high": 1})).collect();
     for r in 0..reps as u64 {
         let spec: StudySpec = serde_json::from_value(
-            json!({"parameters": params, "algorithm": {"name": "gp-ei", "options": {"refit_every": 1}}, "seed": r}),
+            json!({"parameters": params, "algorithm": {"name": algo, "options": {"refit_every": 1}}, "seed": r}),
         )
         .unwrap();
         let study = Study::new(spec).unwrap();

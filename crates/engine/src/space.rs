@@ -313,12 +313,12 @@ impl Space {
                 Domain::Int { low, high, .. } => {
                     let k = decode_value(&p.domain, &x[r.clone()]).as_i64().unwrap_or(*low);
                     for v in [k - 1, k + 1] {
-                        if (*low..=*high).contains(&v) {
-                            if let Ok(enc) = encode_value(&p.domain, &Value::from(v)) {
-                                let mut y = x.to_vec();
-                                y[r.clone()].copy_from_slice(&enc);
-                                out.push(y);
-                            }
+                        if (*low..=*high).contains(&v)
+                            && let Ok(enc) = encode_value(&p.domain, &Value::from(v))
+                        {
+                            let mut y = x.to_vec();
+                            y[r.clone()].copy_from_slice(&enc);
+                            out.push(y);
                         }
                     }
                 }

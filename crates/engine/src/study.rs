@@ -221,15 +221,11 @@ impl Study {
             (_, Some(v)) if !v.is_finite() => errors.push(FieldError::new("value", "must be a finite number")),
             _ => {}
         }
-        if let Some(s) = obs.value_stddev {
-            if !(s.is_finite() && s >= 0.0) {
-                errors.push(FieldError::new("value_stddev", "must be a finite number ≥ 0"));
-            }
+        if obs.value_stddev.is_some_and(|s| !(s.is_finite() && s >= 0.0)) {
+            errors.push(FieldError::new("value_stddev", "must be a finite number ≥ 0"));
         }
-        if let Some(c) = obs.cost {
-            if !(c.is_finite() && c >= 0.0) {
-                errors.push(FieldError::new("cost", "must be a finite number ≥ 0"));
-            }
+        if obs.cost.is_some_and(|c| !(c.is_finite() && c >= 0.0)) {
+            errors.push(FieldError::new("cost", "must be a finite number ≥ 0"));
         }
         if let Err(mut e) = self.problem.space.encode(&obs.assignments, "assignments") {
             errors.append(&mut e);

@@ -17,11 +17,11 @@ with open(out, "w") as f:
     f.write("//! Joe & Kuo (2008) primitive polynomials and initial direction numbers.\n\n")
     f.write(f"/// Number of dimensions with direction numbers.\npub(crate) const MAX_DIM: usize = {MAX_DIM};\n\n")
     f.write("/// Primitive polynomial of each dimension (the degree is the position of the top bit).\n")
-    f.write(f"pub(crate) const POLY: [u32; {MAX_DIM}] = [\n")
+    f.write(f"pub(crate) static POLY: [u32; {MAX_DIM}] = [\n")
     for i in range(0, MAX_DIM, 16):
         f.write("    " + ", ".join(str(int(p)) for p in poly[i:i + 16]) + ",\n")
     f.write("];\n\n/// Initial direction numbers m_1..m_s of each dimension (zero-padded to 18).\n")
-    f.write(f"pub(crate) const VINIT: [[u32; 18]; {MAX_DIM}] = [\n")
+    f.write(f"pub(crate) static VINIT: [[u32; 18]; {MAX_DIM}] = [\n")
     for row in vinit:
         f.write("    [" + ", ".join(str(int(v)) for v in row) + "],\n")
     f.write("];\n")

@@ -78,7 +78,7 @@ impl<'a> Mes<'a> {
         Self { gp, max_values }
     }
 
-    fn from_moments(&self, mu: f64, sigma: f64) -> f64 {
+    fn value_at(&self, mu: f64, sigma: f64) -> f64 {
         let k = self.max_values.len().max(1) as f64;
         self.max_values
             .iter()
@@ -98,7 +98,7 @@ impl Acquisition for Mes<'_> {
 
     fn value(&self, x: &[f64]) -> f64 {
         let (mu, var) = self.gp.posterior(x);
-        self.from_moments(mu, var.sqrt().max(1e-12 * self.gp.prior_variance().sqrt()))
+        self.value_at(mu, var.sqrt().max(1e-12 * self.gp.prior_variance().sqrt()))
     }
 
     fn value_and_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
@@ -122,12 +122,12 @@ impl Acquisition for Mes<'_> {
         for (gm, s) in grad.iter_mut().zip(&dsigma) {
             *gm = (da_dmu * *gm + da_dsigma * s) / k;
         }
-        self.from_moments(mu, sigma)
+        self.value_at(mu, sigma)
     }
 
     fn values(&self, xs: &[f64]) -> Vec<f64> {
         let (mu, var) = self.gp.posterior_batch(xs);
         let floor = 1e-12 * self.gp.prior_variance().sqrt();
-        mu.iter().zip(&var).map(|(m, v)| self.from_moments(*m, v.sqrt().max(floor))).collect()
+        mu.iter().zip(&var).map(|(m, v)| self.value_at(*m, v.sqrt().max(floor))).collect()
     }
 }

@@ -7,6 +7,9 @@ use faer::Mat;
 
 use crate::kernel::{Kernel, KernelFamily, stationary};
 
+/// Per component, the per-pair `(k₀, dk₀/ds)` of the last Gram evaluation.
+pub(crate) type PairValues = Vec<(Vec<f64>, Vec<f64>)>;
+
 /// Largest `pairs × dims` the cache may hold (≈ 240 MB of f64).
 const MAX_ENTRIES: usize = 30_000_000;
 
@@ -55,7 +58,7 @@ impl PairCache {
     }
 
     /// Gram matrix (lower triangle and diagonal) plus per-pair `(k₀, dk₀/ds)` of each component.
-    pub(crate) fn gram(&self, theta: &[f64]) -> (Mat<f64>, Vec<(Vec<f64>, Vec<f64>)>) {
+    pub(crate) fn gram(&self, theta: &[f64]) -> (Mat<f64>, PairValues) {
         let n = self.n;
         let pairs = n * n.saturating_sub(1) / 2;
         let mut k = Mat::zeros(n, n);
@@ -95,7 +98,7 @@ impl PairCache {
     }
 
     /// `Σ_ij W_ij ∂K_ij/∂θ` for symmetric `W` (lower triangle read), given the per-pair values of [`Self::gram`].
-    pub(crate) fn contract(&self, theta: &[f64], w: &Mat<f64>, per_comp: &[(Vec<f64>, Vec<f64>)]) -> Vec<f64> {
+    pub(crate) fn contract(&self, theta: &[f64], w: &Mat<f64>, per_comp: &PairValues) -> Vec<f64> {
         let n = self.n;
         let pairs = n * n.saturating_sub(1) / 2;
         let mut wp = Vec::with_capacity(pairs);

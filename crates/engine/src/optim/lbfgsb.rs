@@ -83,14 +83,14 @@ pub fn minimize(
         }
         two_loop(&g, &free, &s_hist, &y_hist, &mut alpha_buf, &mut d);
         let mut slope: f64 = (0..n).map(|i| g[i] * d[i]).sum();
-        if !(slope < 0.0) {
+        if slope.is_nan() || slope >= 0.0 {
             s_hist.clear();
             y_hist.clear();
             for i in 0..n {
                 d[i] = if free[i] { -g[i] } else { 0.0 };
             }
             slope = (0..n).map(|i| g[i] * d[i]).sum();
-            if !(slope < 0.0) {
+            if slope.is_nan() || slope >= 0.0 {
                 break;
             }
         }

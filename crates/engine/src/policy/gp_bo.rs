@@ -152,16 +152,13 @@ impl Policy for GpBo {
             return Ok(out);
         }
         let mut st: GpBoState = state.get();
-        let fitted = match fit_model(ctx, &mut st.model, &self.options.model) {
-            Ok(Some(m)) => m,
-            // A model that cannot be fitted must not stop the study: fall back to the design sequence.
-            Ok(None) | Err(_) => {
-                while out.len() < count {
-                    out.push(design_candidate(ctx, &initial_design_point(&dspace, index, ctx.study_seed), "fallback"));
-                    index += 1;
-                }
-                return Ok(out);
+        // A model that cannot be fitted must not stop the study: fall back to the design sequence.
+        let Ok(Some(fitted)) = fit_model(ctx, &mut st.model, &self.options.model) else {
+            while out.len() < count {
+                out.push(design_candidate(ctx, &initial_design_point(&dspace, index, ctx.study_seed), "fallback"));
+                index += 1;
             }
+            return Ok(out);
         };
         state.set(&st);
         let remaining = count - out.len();

@@ -82,12 +82,11 @@ pub fn fit_model(ctx: &Context<'_>, state: &mut ModelState, options: &ModelOptio
     let started = Instant::now();
     let data = ctx.data.gp_data();
     let config = model_config(data.d, options);
-    if let Some(h) = state.hypers.clone().filter(|h| h.theta.len() == config.kernel.n_params()) {
-        if !refit_due(n, state.fitted_at, options.refit_every) {
-            if let Ok(gp) = Gp::new(&data, &config, h) {
-                return Ok(Some(FittedModel { gp, refit: false, millis: started.elapsed().as_secs_f64() * 1e3 }));
-            }
-        }
+    if let Some(h) = state.hypers.clone().filter(|h| h.theta.len() == config.kernel.n_params())
+        && !refit_due(n, state.fitted_at, options.refit_every)
+        && let Ok(gp) = Gp::new(&data, &config, h)
+    {
+        return Ok(Some(FittedModel { gp, refit: false, millis: started.elapsed().as_secs_f64() * 1e3 }));
     }
     let mut config = config;
     if n > MULTISTART_MAX_N && state.hypers.is_some() {

@@ -98,8 +98,8 @@ fn direction_numbers(d: usize) -> [u32; BITS] {
     } else {
         let poly = u64::from(sobol_table::POLY[d]);
         let degree = (63 - poly.leading_zeros()) as usize;
-        for j in 0..degree {
-            v[j] = u64::from(sobol_table::VINIT[d][j]);
+        for (vj, init) in v.iter_mut().zip(&sobol_table::VINIT[d][..degree]) {
+            *vj = u64::from(*init);
         }
         for j in degree..BITS {
             let mut new = v[j - degree];

@@ -5,7 +5,7 @@
 pub(crate) const MAX_DIM: usize = 256;
 
 /// Primitive polynomial of each dimension (the degree is the position of the top bit).
-pub(crate) const POLY: [u32; 256] = [
+pub(crate) static POLY: [u32; 256] = [
     1, 3, 7, 11, 13, 19, 25, 37, 41, 47, 55, 59, 61, 67, 91, 97, 103, 109, 115, 131, 137, 143, 145, 157, 167, 171, 185,
     191, 193, 203, 211, 213, 229, 239, 241, 247, 253, 285, 299, 301, 333, 351, 355, 357, 361, 369, 391, 397, 425, 451,
     463, 487, 501, 529, 539, 545, 557, 563, 601, 607, 617, 623, 631, 637, 647, 661, 675, 677, 687, 695, 701, 719, 721,
@@ -22,7 +22,7 @@ pub(crate) const POLY: [u32; 256] = [
 ];
 
 /// Initial direction numbers m_1..m_s of each dimension (zero-padded to 18).
-pub(crate) const VINIT: [[u32; 18]; 256] = [
+pub(crate) static VINIT: [[u32; 18]; 256] = [
     [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
     [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
     [1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
