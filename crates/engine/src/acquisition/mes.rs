@@ -45,8 +45,12 @@ pub fn sample_max_values(
             let quantile = |p: f64| {
                 let target = p.ln();
                 let (mut lo, mut hi) = (floor, hi0.max(floor + eps));
-                while log_cdf(hi) < target {
-                    hi += (hi - lo).max(eps);
+                // The step must exceed the float spacing at hi, or hi never moves (outputs of magnitude ≳ 1e16
+                // with a spread of order 1: eps is then below one ulp). Doubling steps end in < 1100 rounds.
+                let mut rounds = 0;
+                while log_cdf(hi) < target && rounds < 1100 {
+                    hi += (hi - lo).max(eps).max(4.0 * f64::EPSILON * hi.abs());
+                    rounds += 1;
                 }
                 for _ in 0..100 {
                     let mid = 0.5 * (lo + hi);
