@@ -184,6 +184,8 @@ impl GpBo {
         let dspace = problem.decision_space();
         let starts: Vec<Vec<f64>> =
             top_rows(ctx, 5).into_iter().map(|r| ddims.iter().map(|&j| r[j]).collect()).collect();
+        // Pending points and this batch's picks (decision coordinates) may not be proposed again.
+        let mut taken: Vec<f64> = ctx.pending.chunks_exact(d).flat_map(|p| ddims.iter().map(|&j| p[j])).collect();
         let hypers = gp.hyperparameters().describe(gp.kernel());
         let mut out = Vec::with_capacity(count);
         for k in 0..count {
@@ -192,12 +194,15 @@ impl GpBo {
             let opt = {
                 let acq = self.acquisition_for(&gp, incumbent, seed)?;
                 if cdims.is_empty() {
-                    maximize(acq.as_ref(), &dspace, &self.optim_config(), seed, &starts)
+                    let acq = Excluding { inner: acq.as_ref(), excluded: &taken };
+                    maximize(&acq, &dspace, &self.optim_config(), seed, &starts)
                 } else {
                     let expected = Expected::new(acq, ddims.clone(), cdims.clone(), context_samples.clone());
-                    maximize(&expected, &dspace, &self.optim_config(), seed, &starts)
+                    let acq = Excluding { inner: &expected, excluded: &taken };
+                    maximize(&acq, &dspace, &self.optim_config(), seed, &starts)
                 }
             };
+            taken.extend_from_slice(&opt.x);
             let x = problem.lift(&opt.x);
             let (mu, var) = gp.posterior(&x);
             out.push(Candidate {
@@ -259,5 +264,47 @@ impl GpBo {
         }
         let n = ctx.data.n();
         (n.saturating_sub(128)..n).flat_map(|i| cdims.iter().map(move |&j| ctx.data.row(i)[j])).collect()
+    }
+}
+
+/// `inner` with a few points (decision coordinates, row-major) excluded: −∞ there, so the optimiser never returns
+/// a pending point or one already in the batch. The kriging-believer fantasy alone does not ensure that in small
+/// discrete spaces, where a Thompson draw or an EI surface can keep its maximum at the fantasised point.
+struct Excluding<'a> {
+    inner: &'a dyn Acquisition,
+    excluded: &'a [f64],
+}
+
+impl Excluding<'_> {
+    fn is_excluded(&self, x: &[f64]) -> bool {
+        self.excluded.chunks_exact(x.len().max(1)).any(|p| p.iter().zip(x).all(|(a, b)| (a - b).abs() <= 1e-12))
+    }
+}
+
+impl Acquisition for Excluding<'_> {
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn value(&self, x: &[f64]) -> f64 {
+        if self.is_excluded(x) { f64::NEG_INFINITY } else { self.inner.value(x) }
+    }
+
+    fn value_and_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        if self.is_excluded(x) {
+            grad.iter_mut().for_each(|g| *g = 0.0);
+            return f64::NEG_INFINITY;
+        }
+        self.inner.value_and_grad(x, grad)
+    }
+
+    fn values(&self, xs: &[f64]) -> Vec<f64> {
+        let mut v = self.inner.values(xs);
+        for (value, x) in v.iter_mut().zip(xs.chunks_exact(self.dim().max(1))) {
+            if self.is_excluded(x) {
+                *value = f64::NEG_INFINITY;
+            }
+        }
+        v
     }
 }
