@@ -1,0 +1,71 @@
+//! Helpers shared by the test modules.
+
+use engine::gp::{Bounds, GpConfig, MeanModel, NoiseModel};
+use engine::kernel::{Component, Kernel, KernelFamily};
+
+/// Every kernel family.
+pub const FAMILIES: [KernelFamily; 5] =
+    [KernelFamily::Matern12, KernelFamily::Matern32, KernelFamily::Matern52, KernelFamily::Rbf, KernelFamily::Periodic];
+
+/// `|a − b| ≤ rel·|b| + abs` (b is the reference).
+pub fn close(a: f64, b: f64, rel: f64, abs: f64) -> bool {
+    (a - b).abs() <= rel * b.abs() + abs
+}
+
+/// Panics with `what` and both numbers unless `a` is [`close`] to the reference `b`.
+#[track_caller]
+pub fn assert_close(what: &str, a: f64, b: f64, rel: f64, abs: f64) {
+    assert!(
+        close(a, b, rel, abs),
+        "{what}: got {a:e}, reference {b:e} (|Δ| = {:e}, allowed {:e})",
+        (a - b).abs(),
+        rel * b.abs() + abs
+    );
+}
+
+/// A GP configuration with nothing learned or added implicitly: no priors, no fitting restarts.
+pub fn plain_config(kernel: Kernel, noise: NoiseModel, mean: MeanModel, standardize: bool) -> GpConfig {
+    GpConfig {
+        kernel,
+        noise,
+        mean,
+        prior_mean: None,
+        standardize,
+        priors: false,
+        bounds: Bounds::default(),
+        restarts: 0,
+        max_iter: 50,
+    }
+}
+
+/// A kernel over `d` dimensions and its θ, built from uniform numbers `u` in [0, 1): one ARD component of
+/// `families[0]`, or (when `additive` and d ≥ 2) `families[0]` over the first ⌈d/2⌉ dimensions plus
+/// `families[1]` over the rest. Lengthscales in [0.05, 2], output scales in [0.1, 10], periods in [0.2, 1].
+pub fn random_kernel(d: usize, additive: bool, families: [KernelFamily; 2], u: &[f64]) -> (Kernel, Vec<f64>) {
+    let groups: Vec<Vec<usize>> = if additive && d >= 2 {
+        let k = d.div_ceil(2);
+        vec![(0..k).collect(), (k..d).collect()]
+    } else {
+        vec![(0..d).collect()]
+    };
+    let components: Vec<Component> =
+        groups.into_iter().zip(families).map(|(dims, family)| Component { family, dims }).collect();
+    let mut u = u.iter().cycle();
+    let mut draw = |lo: f64, hi: f64| {
+        let t = *u.next().expect("cycle of a non-empty slice");
+        (lo.ln() + t * (hi.ln() - lo.ln())).clamp(lo.ln(), hi.ln())
+    };
+    let mut theta = Vec::new();
+    for c in &components {
+        for _ in &c.dims {
+            theta.push(draw(0.05, 2.0));
+        }
+        theta.push(draw(0.1, 10.0));
+        if c.family == KernelFamily::Periodic {
+            theta.push(draw(0.2, 1.0));
+        }
+    }
+    let kernel = Kernel::additive(components, d);
+    assert_eq!(theta.len(), kernel.n_params());
+    (kernel, theta)
+}

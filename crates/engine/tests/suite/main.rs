@@ -1,0 +1,14 @@
+//! Engine integration tests in one binary (issue 2, "Must show"):
+//! - [`reference`]: kernels, GP posterior and log marginal likelihood against scikit-learn/numpy fixtures
+//!   (`tests/fixtures/gen_reference.py` → `tests/fixtures/reference.json`), 1e-9 relative;
+//! - [`properties`]: proptest properties (PSD Gram matrices, variance bounds, gradients = central differences,
+//!   LogEI = ln EI, Cholesky extension = refit);
+//! - [`robustness`]: degenerate studies through `engine::Study` for every GP policy, observation validation,
+//!   pending points.
+
+mod common;
+mod gradients;
+mod properties;
+mod reference;
+mod robustness;
+mod strategies;
