@@ -190,6 +190,32 @@ fn duplicate_points_give_valid_suggestions() {
 }
 
 #[test]
+fn reported_noise_and_failed_runs_give_valid_suggestions() {
+    each_policy(
+        floats,
+        "maximize",
+        |s| {
+            let mut h = history(s, 6, |v| v);
+            for (i, o) in h.observations.iter_mut().enumerate() {
+                o.value_stddev = Some([0.0, 0.1, 1e-8, 2.0][i % 4]);
+            }
+            // a failed run at an observed point and one elsewhere: fantasised, never modelled as values
+            let mut failed =
+                ObservationRecord { failed: true, ..observation(h.observations[0].assignments.clone(), 0.0) };
+            failed.value = None;
+            h.observations.push(failed);
+            h.observations.push(ObservationRecord {
+                assignments: assignments(s, &[0.91, 0.07]),
+                failed: true,
+                ..Default::default()
+            });
+            h
+        },
+        "value_stddev and failed runs",
+    );
+}
+
+#[test]
 fn constant_outputs_give_valid_suggestions() {
     each_policy(floats, "maximize", |s| history(s, 8, |_| 3.7), "constant outputs");
 }
