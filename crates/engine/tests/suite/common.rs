@@ -1,6 +1,6 @@
 //! Helpers shared by the test modules.
 
-use engine::gp::{Bounds, GpConfig, MeanModel, NoiseModel};
+use engine::gp::{GpConfig, MeanModel, NoiseModel};
 use engine::kernel::{Component, Kernel, KernelFamily};
 
 /// Every kernel family.
@@ -23,8 +23,10 @@ pub fn assert_close(what: &str, a: f64, b: f64, rel: f64, abs: f64) {
     );
 }
 
-/// A GP configuration with nothing learned or added implicitly: no priors, no fitting restarts.
+/// A GP configuration with nothing added implicitly: no priors, no random restarts (other fields at their
+/// defaults).
 pub fn plain_config(kernel: Kernel, noise: NoiseModel, mean: MeanModel, standardize: bool) -> GpConfig {
+    let d = kernel.dim();
     GpConfig {
         kernel,
         noise,
@@ -32,9 +34,8 @@ pub fn plain_config(kernel: Kernel, noise: NoiseModel, mean: MeanModel, standard
         prior_mean: None,
         standardize,
         priors: false,
-        bounds: Bounds::default(),
         restarts: 0,
-        max_iter: 50,
+        ..GpConfig::default_for(d)
     }
 }
 
