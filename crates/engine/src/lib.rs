@@ -41,6 +41,7 @@ pub mod acquisition;
 pub mod data;
 pub mod error;
 pub mod gp;
+pub mod kde;
 pub mod kernel;
 pub mod linalg;
 pub mod optim;

@@ -312,6 +312,17 @@ impl Study {
                 _ => return Err(Error::invalid(format!("context.{k}"), "not a context parameter of this study")),
             }
         }
+        // A known context fixes every context parameter (the policy optimises the decision for those values).
+        let missing: Vec<FieldError> = self
+            .problem
+            .contexts
+            .iter()
+            .filter(|i| !which.contains(i))
+            .map(|&i| FieldError::new(format!("context.{}", space.params()[i].name), "missing value"))
+            .collect();
+        if !missing.is_empty() {
+            return Err(Error::Invalid(missing));
+        }
         space.encode_some(c, &which, "context").map_err(Error::Invalid)
     }
 

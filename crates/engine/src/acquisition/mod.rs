@@ -5,11 +5,15 @@
 //! GP's input by appending fixed samples of the others.
 
 mod analytic;
+pub mod context;
 mod expected;
 mod mes;
+pub mod mmd_dro;
 mod thompson;
+pub mod tv_dro;
 
 pub use analytic::{LogEi, Pi, Ucb};
+pub use context::{Aggregate, ContextAcquisition, ContextUcb};
 pub use expected::Expected;
 pub use mes::{MaxValueSampler, Mes, sample_max_values};
 pub use thompson::ThompsonSample;

@@ -8,6 +8,7 @@
 //! Williams 2006, Alg. 2.1) with a jitter ladder ([`crate::linalg::Cholesky`]); [`Gp::condition`] adds a point in
 //! O(n²) by extending the factor instead of refactorising.
 
+mod batch;
 mod fit;
 mod pairs;
 mod prior;
@@ -18,6 +19,7 @@ use std::sync::Arc;
 use faer::Mat;
 use serde::{Deserialize, Serialize};
 
+pub use batch::BatchPosterior;
 pub use fit::{FitReport, fit, log_marginal_likelihood};
 pub use prior::Bounds;
 pub use sample::PathwiseSample;

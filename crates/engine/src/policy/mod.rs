@@ -4,6 +4,7 @@
 //! A policy is a pure function of (problem, dataset, pending points, policy state, seed). State it carries between
 //! steps lives in [`PolicyState`] (JSON), which the server stores with the study and hands back unchanged.
 
+mod context_bo;
 mod design;
 mod gp_bo;
 mod model;
@@ -11,6 +12,7 @@ mod model;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use context_bo::{ContextBo, ContextBoOptions, ContextMethod};
 pub use design::{RandomSearch, SobolSearch, initial_design_point};
 pub use gp_bo::{GpAcquisition, GpBo, GpBoOptions};
 pub use model::{ModelOptions, fit_model};
@@ -179,10 +181,14 @@ impl Default for AlgorithmSpec {
 }
 
 /// Every algorithm name [`build`] accepts, besides `auto`.
-pub const ALGORITHMS: &[&str] = &["random", "sobol", "gp-ei", "gp-ucb", "gp-mes", "gp-ts", "gp-pi"];
+pub const ALGORITHMS: &[&str] =
+    &["random", "sobol", "gp-ei", "gp-ucb", "gp-mes", "gp-ts", "gp-pi", "sbo-kde", "drbo-kde", "stableopt", "drbo-mmd"];
 
 /// The algorithm `auto` resolves to for `problem`.
-pub fn auto_choice(_problem: &Problem) -> &'static str {
+pub fn auto_choice(problem: &Problem) -> &'static str {
+    if !problem.contexts.is_empty() {
+        return "sbo-kde";
+    }
     "gp-ei"
 }
 
@@ -198,6 +204,21 @@ pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>,
         "gp-mes" => GpBo::build(GpAcquisition::Mes, options).map(|p| Box::new(p) as _),
         "gp-ts" => GpBo::build(GpAcquisition::Thompson, options).map(|p| Box::new(p) as _),
         "gp-pi" => GpBo::build(GpAcquisition::Pi, options).map(|p| Box::new(p) as _),
+        "sbo-kde" | "drbo-kde" | "stableopt" | "drbo-mmd" => {
+            let method = match name {
+                "sbo-kde" => ContextMethod::SboKde,
+                "drbo-kde" => ContextMethod::DrboKde,
+                "stableopt" => ContextMethod::StableOpt,
+                _ => ContextMethod::DrboMmd,
+            };
+            if problem.contexts.is_empty() {
+                return Err(vec![FieldError::new(
+                    "algorithm.name",
+                    format!("'{name}' needs at least one parameter with role 'context'"),
+                )]);
+            }
+            ContextBo::build(method, options).map(|p| Box::new(p) as _)
+        }
         other => Err(vec![FieldError::new(
             "algorithm.name",
             format!("unknown algorithm '{other}'; choose 'auto' or one of {}", ALGORITHMS.join(", ")),

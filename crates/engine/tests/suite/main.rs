@@ -4,9 +4,11 @@
 //! - [`properties`]: proptest properties (PSD Gram matrices, variance bounds, gradients = central differences,
 //!   LogEI = ln EI, Cholesky extension = refit);
 //! - [`robustness`]: degenerate studies through `engine::Study` for every GP policy, observation validation,
-//!   pending points.
+//!   pending points;
+//! - [`contexts`]: context parameters and the seed-002 policies (issue 5).
 
 mod common;
+mod contexts;
 mod gradients;
 mod properties;
 mod reference;
