@@ -72,6 +72,9 @@ pub struct Dataset {
     pub failed_x: Vec<f64>,
     /// Costs of every run in order, failed ones included (budget accounting).
     pub all_costs: Vec<Option<f64>>,
+    /// Encoded point of the most recent run, failed or not (empty before the first): the previous point of a
+    /// movement cost (seed 003).
+    pub last_x: Vec<f64>,
 }
 
 impl Dataset {

@@ -44,6 +44,7 @@ pub mod gp;
 pub mod kde;
 pub mod kernel;
 pub mod linalg;
+pub mod measurement;
 pub mod optim;
 pub mod policy;
 pub mod sampling;

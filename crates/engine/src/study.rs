@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::{Dataset, History, ObservationRecord};
 use crate::error::{Error, FieldError, Result};
+use crate::measurement::{self, CandidatesSpec, CostModelSpec, LevelSetSpec, Measurement, NoiseLevelSpec};
 use crate::policy::{self, AlgorithmSpec, Candidate, Context, Diagnostics, Policy, PolicyState};
 use crate::sampling::derive_seed;
 use crate::space::{Assignments, ParameterSpec, Role, Space};
@@ -72,6 +73,18 @@ pub struct StudySpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(example = 7))]
     pub seed: Option<u64>,
+    /// An explicit finite domain (list of points or a grid) instead of the continuous box (seed 003).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<CandidatesSpec>,
+    /// Measurement modes trading noise for cost; suggestions name the level to use (seed 003).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_levels: Option<Vec<NoiseLevelSpec>>,
+    /// Known cost per run: intercept + Σ weight·|x| + Σ move_weight·|x − previous x| (seed 003).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_model: Option<CostModelSpec>,
+    /// Makes the study a level-set study: find where the objective is above `threshold` (seed 003).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level_set: Option<LevelSetSpec>,
 }
 
 /// A validated study as policies see it.
@@ -85,6 +98,8 @@ pub struct Problem {
     pub contexts: Vec<usize>,
     /// Objective direction.
     pub goal: Goal,
+    /// Candidate set, noise levels, cost model, level set (seed 003).
+    pub measurement: Measurement,
 }
 
 impl Problem {
@@ -169,6 +184,37 @@ pub struct Recommended {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+/// Validates the seed-003 blocks (`candidates`, `noise_levels`, `cost_model`, `level_set`); errors name the field.
+fn validate_measurement(spec: &StudySpec, space: &Space, decision: &[usize]) -> Result<Measurement, Vec<FieldError>> {
+    let mut errors = Vec::new();
+    let mut m = Measurement::default();
+    if let Some(c) = &spec.candidates {
+        match c.validate(space, decision) {
+            Ok(set) => m.candidates = Some(set),
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    if let Some(levels) = &spec.noise_levels {
+        match measurement::noise_levels::validate(levels) {
+            Ok(()) => m.noise_levels.clone_from(levels),
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    if let Some(c) = &spec.cost_model {
+        match c.validate(space, decision) {
+            Ok(model) => m.cost_model = Some(model),
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    if let Some(l) = &spec.level_set {
+        match l.validate() {
+            Ok(()) => m.level_set = Some(l.threshold),
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    if errors.is_empty() { Ok(m) } else { Err(errors) }
+}
+
 /// A validated study with its policy.
 #[derive(Debug)]
 pub struct Study {
@@ -186,7 +232,8 @@ impl Study {
         if decision.is_empty() {
             return Err(vec![FieldError::new("parameters", "at least one parameter must have role 'decision'")]);
         }
-        let problem = Problem { space, decision, contexts, goal: spec.objective.goal };
+        let measurement = validate_measurement(&spec, &space, &decision)?;
+        let problem = Problem { space, decision, contexts, goal: spec.objective.goal, measurement };
         if spec.objective.name.trim().is_empty() {
             return Err(vec![FieldError::new("objective.name", "must not be empty")]);
         }
@@ -230,6 +277,11 @@ impl Study {
         if let Err(mut e) = self.problem.space.encode(&obs.assignments, "assignments") {
             errors.append(&mut e);
         }
+        if let Some(level) = &obs.noise_level
+            && self.problem.measurement.level_index(level).is_none()
+        {
+            errors.push(FieldError::new("noise_level", format!("unknown noise level '{level}'")));
+        }
         if errors.is_empty() { Ok(()) } else { Err(errors) }
     }
 
@@ -238,17 +290,20 @@ impl Study {
         let space = &self.problem.space;
         let sign = self.problem.goal.sign();
         let mut ds = Dataset { d: space.dim(), ..Default::default() };
+        let m = &self.problem.measurement;
         for obs in &history.observations {
             ds.all_costs.push(obs.cost);
             let Ok(x) = space.encode(&obs.assignments, "assignments") else { continue };
+            ds.last_x.clone_from(&x);
+            let level = obs.noise_level.as_deref().and_then(|l| m.level_index(l));
             match obs.value.filter(|v| v.is_finite() && !obs.failed) {
                 Some(v) => {
                     ds.x.extend_from_slice(&x);
                     ds.y.push(sign * v);
-                    ds.noise_var.push(obs.value_stddev.map(|s| s * s));
+                    ds.noise_var.push(obs.value_stddev.map(|s| s * s).or(m.level_variance(level)));
                     ds.cost.push(obs.cost);
                     ds.control_set.push(None);
-                    ds.noise_level.push(None);
+                    ds.noise_level.push(level);
                     ds.query.push(None);
                 }
                 None => ds.failed_x.extend_from_slice(&x),
@@ -299,7 +354,18 @@ impl Study {
         let mut state = state.clone();
         let candidates =
             self.with_context(history, known.as_deref(), |ctx| self.policy.suggest(ctx, &mut state, request.count))?;
-        let suggestions = candidates.into_iter().map(|c| self.decode_candidate(c)).collect::<Result<Vec<_>>>()?;
+        // The previous point of a movement cost: the last open suggestion, else the last run; then each batch pick.
+        let mut previous =
+            self.pending(history).rchunks_exact(self.problem.space.dim().max(1)).next().map(<[f64]>::to_vec);
+        if previous.is_none() {
+            previous = Some(self.dataset(history).last_x).filter(|x| !x.is_empty());
+        }
+        let mut suggestions = Vec::with_capacity(candidates.len());
+        for c in candidates {
+            let x = c.x.clone();
+            suggestions.push(self.decode_candidate(c, previous.as_deref())?);
+            previous = Some(x);
+        }
         Ok(SuggestOutcome { suggestions, state })
     }
 
@@ -326,19 +392,22 @@ impl Study {
         space.encode_some(c, &which, "context").map_err(Error::Invalid)
     }
 
-    fn decode_candidate(&self, c: Candidate) -> Result<Suggestion> {
+    fn decode_candidate(&self, c: Candidate, previous: Option<&[f64]>) -> Result<Suggestion> {
         if c.x.iter().any(|v| !v.is_finite()) {
             return Err(Error::Numerical("a policy proposed a non-finite point".into()));
         }
         let space = &self.problem.space;
         let sign = self.problem.goal.sign();
         let assignments = policy::assignments_of(space, &self.problem.decision, &c);
+        let m = &self.problem.measurement;
+        // Policies that do not choose a noise level play the first one.
+        let level = c.noise_level.or((!m.noise_levels.is_empty()).then_some(0));
         Ok(Suggestion {
             assignments,
             control_set: None,
-            noise_level: None,
+            noise_level: level.and_then(|i| m.noise_levels.get(i)).map(|l| l.name.clone()),
             query: None,
-            expected_cost: c.expected_cost,
+            expected_cost: c.expected_cost.or_else(|| m.has_costs().then(|| m.cost(&c.x, level, previous))),
             predicted: c
                 .predicted
                 .filter(|(m, s)| m.is_finite() && s.is_finite())
@@ -351,12 +420,49 @@ impl Study {
     /// The model's recommended decision, or `None` before there is a model.
     pub fn recommend(&self, history: &History, state: &PolicyState) -> Result<Option<Recommended>> {
         let sign = self.problem.goal.sign();
-        let rec = self.with_context(history, None, |ctx| self.policy.recommend(ctx, state))?;
+        let rec = self.with_context(history, None, |ctx| {
+            let mut rec = self.policy.recommend(ctx, state)?;
+            if let (Some(r), Some(threshold)) = (rec.as_mut(), self.problem.measurement.level_set)
+                && !r.extra.contains_key("level_set")
+                && let Some(report) = self.level_set_report(ctx, state, threshold)?
+            {
+                r.extra.insert("level_set".into(), report);
+            }
+            Ok::<_, Error>(rec)
+        })?;
         Ok(rec.map(|r| Recommended {
             assignments: self.problem.space.decode_some(&r.x, r.params.as_deref().unwrap_or(&self.problem.decision)),
             predicted: Prediction { mean: sign * r.predicted.0, stddev: r.predicted.1 },
             extra: r.extra,
         }))
+    }
+
+    /// Classification of the domain for policies without their own: confidence bounds with β^½ = 3 (GCHK's value,
+    /// TRUVAR Sec. 4) on the policy's posterior.
+    fn level_set_report(
+        &self,
+        ctx: &Context<'_>,
+        state: &PolicyState,
+        threshold: f64,
+    ) -> Result<Option<serde_json::Value>> {
+        let p = &self.problem;
+        let points = p.measurement.domain(&p.space, &p.decision, measurement::DEFAULT_REPRESENTER_POINTS);
+        let Some(post) = self.policy.predict(ctx, state, &points)? else { return Ok(None) };
+        let h = p.goal.sign() * threshold;
+        let beta_sqrt = 3.0;
+        let classes: Vec<_> = post.iter().map(|&(m, s)| measurement::level_set::classify(m, s, h, beta_sqrt)).collect();
+        let means: Vec<f64> = post.iter().map(|&(m, _)| m).collect();
+        let report = measurement::level_set::Report {
+            space: &p.space,
+            decision: &p.decision,
+            points: &points,
+            classes: &classes,
+            means: &means,
+            threshold,
+            goal: p.goal,
+            beta_sqrt,
+        };
+        Ok(Some(report.to_json()))
     }
 
     /// Posterior at complete assignments (every parameter given); errors name `points[i].name`.

@@ -140,3 +140,15 @@ pub fn maximize_discrete(acq: &dyn Acquisition, candidates: &[f64]) -> Option<(u
     }
     best
 }
+
+/// The best of a finite set of points (decision coordinates, row-major) as an [`Optimum`]; the first point when
+/// none scores finite (every candidate excluded).
+pub fn maximize_over(acq: &dyn Acquisition, rows: &[f64]) -> Optimum {
+    let d = acq.dim().max(1);
+    match maximize_discrete(acq, rows) {
+        Some((i, value)) => Optimum { x: rows[i * d..(i + 1) * d].to_vec(), value, evaluations: rows.len() / d },
+        None => {
+            Optimum { x: rows[..d.min(rows.len())].to_vec(), value: f64::NEG_INFINITY, evaluations: rows.len() / d }
+        }
+    }
+}

@@ -18,13 +18,29 @@ pub fn initial_design_point(space: &Space, index: u64, study_seed: u64) -> Vec<f
     x
 }
 
-/// Candidate from a decision-space point.
+/// Candidate from a decision-space point; with a `candidates` block, the nearest candidate not yet run or pending.
 pub(crate) fn design_candidate(ctx: &Context<'_>, x: &[f64], phase: &str) -> Candidate {
-    Candidate {
-        x: ctx.problem.lift(x),
-        diagnostics: Diagnostics { phase: Some(phase.into()), ..Default::default() },
-        ..Default::default()
+    let mut x = ctx.problem.lift(x);
+    if let Some(set) = &ctx.problem.measurement.candidates {
+        let ddims = ctx.space().dims_of_params(&ctx.problem.decision);
+        let d = ctx.space().dim().max(1);
+        let same = |a: &[f64], b: &[f64]| ddims.iter().all(|&j| (a[j] - b[j]).abs() <= 1e-9);
+        let used = |i: usize| {
+            let c = set.row(i);
+            ctx.data
+                .x
+                .chunks_exact(d)
+                .chain(ctx.data.failed_x.chunks_exact(d))
+                .chain(ctx.pending.chunks_exact(d))
+                .any(|r| same(r, c))
+        };
+        if let Some(i) = set.nearest(&x, |i| !used(i)).or_else(|| set.nearest(&x, |_| true)) {
+            for &j in &ddims {
+                x[j] = set.row(i)[j];
+            }
+        }
     }
+    Candidate { x, diagnostics: Diagnostics { phase: Some(phase.into()), ..Default::default() }, ..Default::default() }
 }
 
 /// Number of points of the study so far (successful, failed and pending): the next design index.

@@ -22,7 +22,7 @@ use crate::acquisition::{
 };
 use crate::error::{FieldError, Result};
 use crate::gp::Gp;
-use crate::optim::{OptimConfig, maximize};
+use crate::optim::{OptimConfig, maximize, maximize_over};
 use crate::sampling::{Sobol, derive_seed};
 
 /// Which acquisition a [`GpBo`] maximises.
@@ -113,6 +113,9 @@ impl GpBo {
                 ));
             }
         }
+        if let Some(fixed) = &options.model.fixed {
+            errors.extend(fixed.validate());
+        }
         if options.model.refit_every == Some(0) {
             errors.push(FieldError::new("algorithm.options.refit_every", "must be at least 1"));
         }
@@ -187,6 +190,12 @@ impl GpBo {
         // Pending points and this batch's picks (decision coordinates) may not be proposed again.
         let mut taken: Vec<f64> = ctx.pending.chunks_exact(d).flat_map(|p| ddims.iter().map(|&j| p[j])).collect();
         let hypers = gp.hyperparameters().describe(gp.kernel());
+        // With a `candidates` block the acquisition is maximised over that finite set.
+        let finite: Option<Vec<f64>> = problem
+            .measurement
+            .candidates
+            .as_ref()
+            .map(|c| c.x.chunks_exact(d.max(1)).flat_map(|r| ddims.iter().map(|&j| r[j])).collect());
         let mut out = Vec::with_capacity(count);
         for k in 0..count {
             let started = Instant::now();
@@ -195,11 +204,17 @@ impl GpBo {
                 let acq = self.acquisition_for(&gp, incumbent, seed)?;
                 if cdims.is_empty() {
                     let acq = Excluding { inner: acq.as_ref(), excluded: &taken };
-                    maximize(&acq, &dspace, &self.optim_config(), seed, &starts)
+                    match &finite {
+                        Some(rows) => maximize_over(&acq, rows),
+                        None => maximize(&acq, &dspace, &self.optim_config(), seed, &starts),
+                    }
                 } else {
                     let expected = Expected::new(acq, ddims.clone(), cdims.clone(), context_samples.clone());
                     let acq = Excluding { inner: &expected, excluded: &taken };
-                    maximize(&acq, &dspace, &self.optim_config(), seed, &starts)
+                    match &finite {
+                        Some(rows) => maximize_over(&acq, rows),
+                        None => maximize(&acq, &dspace, &self.optim_config(), seed, &starts),
+                    }
                 }
             };
             taken.extend_from_slice(&opt.x);

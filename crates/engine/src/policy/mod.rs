@@ -8,6 +8,7 @@ mod context_bo;
 mod design;
 mod gp_bo;
 mod model;
+pub mod truvar;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -15,7 +16,7 @@ use serde_json::{Map, Value};
 pub use context_bo::{ContextBo, ContextBoOptions, ContextMethod};
 pub use design::{RandomSearch, SobolSearch, initial_design_point};
 pub use gp_bo::{GpAcquisition, GpBo, GpBoOptions};
-pub use model::{ModelOptions, fit_model};
+pub use model::{FixedHyperparameters, ModelOptions, fit_model};
 
 use crate::data::Dataset;
 use crate::error::{FieldError, Result};
@@ -181,8 +182,20 @@ impl Default for AlgorithmSpec {
 }
 
 /// Every algorithm name [`build`] accepts, besides `auto`.
-pub const ALGORITHMS: &[&str] =
-    &["random", "sobol", "gp-ei", "gp-ucb", "gp-mes", "gp-ts", "gp-pi", "sbo-kde", "drbo-kde", "stableopt", "drbo-mmd"];
+pub const ALGORITHMS: &[&str] = &[
+    "random",
+    "sobol",
+    "gp-ei",
+    "gp-ucb",
+    "gp-mes",
+    "gp-ts",
+    "gp-pi",
+    "sbo-kde",
+    "drbo-kde",
+    "stableopt",
+    "drbo-mmd",
+    "truvar",
+];
 
 /// The algorithm `auto` resolves to for `problem`.
 pub fn auto_choice(problem: &Problem) -> &'static str {
@@ -219,6 +232,7 @@ pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>,
             }
             ContextBo::build(method, options).map(|p| Box::new(p) as _)
         }
+        "truvar" => truvar::Truvar::build(options, problem).map(|p| Box::new(p) as _),
         other => Err(vec![FieldError::new(
             "algorithm.name",
             format!("unknown algorithm '{other}'; choose 'auto' or one of {}", ALGORITHMS.join(", ")),

@@ -23,11 +23,77 @@ pub struct ModelOptions {
     /// Refit hyperparameters when this many observations arrived since the last fit; `None` uses the default
     /// schedule (every observation up to 200, then every n/100).
     pub refit_every: Option<usize>,
+    /// Known hyperparameters instead of fitting (a GP prior given by the experimenter, as in TRUVAR's synthetic
+    /// experiments); the model then exists before the first observation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed: Option<FixedHyperparameters>,
 }
 
 impl Default for ModelOptions {
     fn default() -> Self {
-        Self { kernel: KernelFamily::Matern52, fit_restarts: 1, refit_every: None }
+        Self { kernel: KernelFamily::Matern52, fit_restarts: 1, refit_every: None, fixed: None }
+    }
+}
+
+/// Known GP hyperparameters (`algorithm.options.fixed`), on the encoded unit cube.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixedHyperparameters {
+    /// One lengthscale for every encoded dimension, or one per dimension.
+    pub lengthscales: Vec<f64>,
+    /// Prior variance k(x, x) (in the objective's units squared unless `standardize`).
+    #[serde(default = "one")]
+    pub outputscale: f64,
+    /// Homoscedastic noise variance (known per-observation noise is added to it).
+    #[serde(default)]
+    pub noise_variance: f64,
+    /// Standardise outputs first (default false: the prior is on the raw objective).
+    #[serde(default)]
+    pub standardize: bool,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl FixedHyperparameters {
+    /// Checks the values; errors are named `algorithm.options.fixed.*`.
+    pub fn validate(&self) -> Vec<crate::error::FieldError> {
+        let mut errors = Vec::new();
+        let field = |f: &str| format!("algorithm.options.fixed.{f}");
+        if self.lengthscales.is_empty() || self.lengthscales.iter().any(|l| !(l.is_finite() && *l > 0.0)) {
+            errors.push(crate::error::FieldError::new(field("lengthscales"), "give one or more finite numbers > 0"));
+        }
+        if !(self.outputscale.is_finite() && self.outputscale > 0.0) {
+            errors.push(crate::error::FieldError::new(field("outputscale"), "must be a finite number > 0"));
+        }
+        if !(self.noise_variance.is_finite() && self.noise_variance >= 0.0) {
+            errors.push(crate::error::FieldError::new(field("noise_variance"), "must be a finite number ≥ 0"));
+        }
+        errors
+    }
+
+    /// The GP with these hyperparameters conditioned on `data` (any size, including none).
+    pub fn gp(&self, data: &gp::Data, family: KernelFamily) -> Result<Gp> {
+        let d = data.d;
+        let mut config = GpConfig::default_for(d);
+        config.kernel = Kernel::ard(family, d);
+        config.mean = gp::MeanModel::Zero;
+        config.noise = gp::NoiseModel::Fixed(self.noise_variance);
+        config.standardize = self.standardize;
+        let ls: Vec<f64> = match self.lengthscales.len() {
+            1 => vec![self.lengthscales[0]; d],
+            n if n == d => self.lengthscales.clone(),
+            n => {
+                return Err(crate::error::Error::invalid(
+                    "algorithm.options.fixed.lengthscales",
+                    format!("{n} values for {d} encoded dimensions; give 1 or {d}"),
+                ));
+            }
+        };
+        let mut theta: Vec<f64> = ls.iter().map(|l| l.ln()).collect();
+        theta.push(self.outputscale.ln());
+        Gp::new(data, &config, Hyperparameters { theta, noise_variance: self.noise_variance, mean: 0.0 })
     }
 }
 
@@ -76,10 +142,14 @@ const MULTISTART_MAX_N: usize = 300;
 /// stored hyperparameters. `None` when there are no observations.
 pub fn fit_model(ctx: &Context<'_>, state: &mut ModelState, options: &ModelOptions) -> Result<Option<FittedModel>> {
     let n = ctx.data.n();
+    let started = Instant::now();
+    if let Some(fixed) = &options.fixed {
+        let gp = fixed.gp(&ctx.data.gp_data(), options.kernel)?;
+        return Ok(Some(FittedModel { gp, refit: false, millis: started.elapsed().as_secs_f64() * 1e3 }));
+    }
     if n == 0 {
         return Ok(None);
     }
-    let started = Instant::now();
     let data = ctx.data.gp_data();
     let config = model_config(data.d, options);
     if let Some(h) = state.hypers.clone().filter(|h| h.theta.len() == config.kernel.n_params())
@@ -130,8 +200,16 @@ pub(crate) fn recommend_by_mean(ctx: &Context<'_>, state: &PolicyState) -> Resul
     }
     let mean = MeanOnDecision { gp, base: &base, ddims: &ddims };
     let starts = top_rows(ctx, 5).into_iter().map(|r| ddims.iter().map(|&j| r[j]).collect()).collect::<Vec<Vec<f64>>>();
-    let opt =
-        maximize(&mean, &dspace, &OptimConfig { raw_samples: 256, restarts: 4, max_iter: 100 }, ctx.seed, &starts);
+    let opt = match &problem.measurement.candidates {
+        // A finite domain: the candidate with the largest posterior mean.
+        Some(set) => {
+            let rows: Vec<f64> = set.x.chunks_exact(set.d.max(1)).flat_map(|r| ddims.iter().map(|&j| r[j])).collect();
+            crate::optim::maximize_over(&mean, &rows)
+        }
+        None => {
+            maximize(&mean, &dspace, &OptimConfig { raw_samples: 256, restarts: 4, max_iter: 100 }, ctx.seed, &starts)
+        }
+    };
     let mut x = base.clone();
     for (q, &j) in ddims.iter().enumerate() {
         x[j] = opt.x[q];

@@ -13,4 +13,5 @@ mod gradients;
 mod properties;
 mod reference;
 mod robustness;
+mod seed003;
 mod strategies;
