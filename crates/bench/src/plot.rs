@@ -23,6 +23,7 @@ const COLORS: [RGBColor; 10] = [
 
 /// How the curves of one method are summarised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code, reason = "MeanStderr is for the paper suites that report mean ± s.e.")]
 pub enum Band {
     /// Median with the interquartile range.
     MedianIqr,

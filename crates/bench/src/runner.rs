@@ -7,6 +7,7 @@ use engine::{History, ObservationRecord, PolicyState, Study, StudySpec, SuggestR
 
 /// One evaluation of a loop.
 #[derive(Debug, Clone)]
+#[allow(dead_code, reason = "read by the paper suites, not all of which use every field")]
 pub struct Step {
     /// What was suggested.
     pub suggestion: engine::study::Suggestion,
