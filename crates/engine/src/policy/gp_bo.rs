@@ -48,6 +48,10 @@ pub struct GpBoOptions {
     pub initial_design: Option<usize>,
     /// UCB exploration weight β (σ is multiplied by √β).
     pub beta: f64,
+    /// GP-UCB with the theoretical β_t = 2 ln(|D| t² π² / (6δ)) of Srinivas et al. (2010, Thm. 1; δ = 0.1, |D| the
+    /// candidate count or 2500 representer points, t the number of points conditioned on + 1) times this factor,
+    /// instead of the fixed `beta` (TRUVAR's experiments use 0.2: "theoretical value divided by five").
+    pub beta_theoretical_scale: Option<f64>,
     /// Number of max-value samples (MES).
     pub max_value_samples: usize,
     /// `gumbel` (default) or `sampling` (MES).
@@ -68,6 +72,7 @@ impl Default for GpBoOptions {
         Self {
             initial_design: None,
             beta: 4.0,
+            beta_theoretical_scale: None,
             max_value_samples: 16,
             max_value_sampler: MaxValueSampler::Gumbel,
             thompson_features: 1024,
@@ -96,6 +101,9 @@ impl GpBo {
     pub fn build(acquisition: GpAcquisition, options: Value) -> Result<Self, Vec<FieldError>> {
         let options: GpBoOptions = parse_options(options)?;
         let mut errors = Vec::new();
+        if options.beta_theoretical_scale.is_some_and(|a| !(a.is_finite() && a > 0.0)) {
+            errors.push(FieldError::new("algorithm.options.beta_theoretical_scale", "must be a finite number > 0"));
+        }
         if !(options.beta.is_finite() && options.beta >= 0.0) {
             errors.push(FieldError::new("algorithm.options.beta", "must be a finite number ≥ 0"));
         }
@@ -201,7 +209,12 @@ impl GpBo {
             let started = Instant::now();
             let seed = derive_seed(ctx.seed, k as u64);
             let opt = {
-                let acq = self.acquisition_for(&gp, incumbent, seed)?;
+                let domain_size = problem
+                    .measurement
+                    .candidates
+                    .as_ref()
+                    .map_or(crate::measurement::DEFAULT_REPRESENTER_POINTS, |c| c.len());
+                let acq = self.acquisition_for(&gp, incumbent, seed, domain_size)?;
                 if cdims.is_empty() {
                     let acq = Excluding { inner: acq.as_ref(), excluded: &taken };
                     match &finite {
@@ -243,11 +256,25 @@ impl GpBo {
     }
 
     /// The acquisition over the full encoded space.
-    fn acquisition_for<'a>(&self, gp: &'a Gp, incumbent: f64, seed: u64) -> Result<Box<dyn Acquisition + 'a>> {
+    fn acquisition_for<'a>(
+        &self,
+        gp: &'a Gp,
+        incumbent: f64,
+        seed: u64,
+        domain_size: usize,
+    ) -> Result<Box<dyn Acquisition + 'a>> {
+        let beta = match self.options.beta_theoretical_scale {
+            Some(a) => {
+                let t = (gp.n() + 1) as f64;
+                let pi2 = std::f64::consts::PI.powi(2);
+                a * 2.0 * (domain_size.max(1) as f64 * t * t * pi2 / (6.0 * 0.1)).ln()
+            }
+            None => self.options.beta,
+        };
         let mut rng = StdRng::seed_from_u64(seed);
         Ok(match self.acquisition {
             GpAcquisition::LogEi => Box::new(LogEi::new(gp, incumbent)),
-            GpAcquisition::Ucb => Box::new(Ucb::new(gp, self.options.beta)),
+            GpAcquisition::Ucb => Box::new(Ucb::new(gp, beta)),
             GpAcquisition::Pi => Box::new(Pi::new(gp, incumbent)),
             GpAcquisition::Mes => {
                 let mut cands = Sobol::scrambled(gp.d(), seed).take(1000);

@@ -7,6 +7,7 @@
 mod context_bo;
 mod design;
 mod gp_bo;
+pub mod lse;
 mod model;
 pub mod truvar;
 
@@ -195,6 +196,9 @@ pub const ALGORITHMS: &[&str] = &[
     "stableopt",
     "drbo-mmd",
     "truvar",
+    "lse-gchk",
+    "lse-straddle",
+    "lse-var",
 ];
 
 /// The algorithm `auto` resolves to for `problem`.
@@ -233,6 +237,9 @@ pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>,
             ContextBo::build(method, options).map(|p| Box::new(p) as _)
         }
         "truvar" => truvar::Truvar::build(options, problem).map(|p| Box::new(p) as _),
+        "lse-gchk" => lse::Lse::build(lse::LseRule::Gchk, options, problem).map(|p| Box::new(p) as _),
+        "lse-straddle" => lse::Lse::build(lse::LseRule::Straddle, options, problem).map(|p| Box::new(p) as _),
+        "lse-var" => lse::Lse::build(lse::LseRule::Var, options, problem).map(|p| Box::new(p) as _),
         other => Err(vec![FieldError::new(
             "algorithm.name",
             format!("unknown algorithm '{other}'; choose 'auto' or one of {}", ALGORITHMS.join(", ")),

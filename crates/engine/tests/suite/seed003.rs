@@ -258,3 +258,41 @@ fn a_minimised_level_set_study_reports_in_the_clients_sign() {
         }
     }
 }
+
+#[test]
+fn level_set_baselines_run_at_a_fixed_noise_level() {
+    for name in ["lse-gchk", "lse-straddle", "lse-var"] {
+        let s = study(lse_spec(
+            json!({"name": name, "options": {"noise_level": "medium", "fixed": {"lengthscales": [0.1]}}}),
+        ));
+        let (history, state) = run(&s, 25, bump);
+        assert!(history.observations.iter().all(|o| o.noise_level.as_deref() == Some("medium")), "{name}");
+        let rec = s.recommend(&history, &state).unwrap().unwrap();
+        let ls = &rec.extra["level_set"];
+        assert_eq!(ls["domain_size"], json!(51), "{name}");
+        for (class, above) in [("above", true), ("below", false)] {
+            for p in ls[class].as_array().unwrap() {
+                let x = p["x"].as_f64().unwrap();
+                assert_eq!(bump(x) > 0.5, above, "{name}: {x} classified {class}");
+            }
+        }
+    }
+    // GCHK classifies the whole 51-point grid of this smooth function within 25 noiseless-ish steps.
+    let s = study(lse_spec(
+        json!({"name": "lse-gchk", "options": {"noise_level": "precise", "fixed": {"lengthscales": [0.1]}}}),
+    ));
+    let (history, state) = run(&s, 25, bump);
+    let counts = s.recommend(&history, &state).unwrap().unwrap().extra["level_set"]["counts"].clone();
+    assert!(counts["unclassified"].as_u64().unwrap() <= 5, "{counts}");
+}
+
+#[test]
+fn level_set_baselines_need_a_level_set_block() {
+    let spec = grid_spec(json!({"name": "lse-straddle"}));
+    assert_eq!(errors(spec), ["level_set"]);
+    // GP-UCB with the theoretical β schedule runs on a grid.
+    let s =
+        study(grid_spec(json!({"name": "gp-ucb", "options": {"beta_theoretical_scale": 0.2, "initial_design": 2}})));
+    let (history, _) = run(&s, 6, bump);
+    assert_eq!(history.observations.len(), 6);
+}
