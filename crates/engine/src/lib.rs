@@ -43,6 +43,7 @@ pub mod error;
 pub mod gp;
 pub mod kde;
 pub mod kernel;
+pub mod kernel_candidates;
 pub mod linalg;
 pub mod measurement;
 pub mod optim;

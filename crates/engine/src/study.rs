@@ -85,6 +85,9 @@ pub struct StudySpec {
     /// Makes the study a level-set study: find where the objective is above `threshold` (seed 003).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level_set: Option<LevelSetSpec>,
+    /// Candidate kernel/mean models and confidence settings (HE-GP-UCB and its baselines, seed 004).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<crate::kernel_candidates::KernelBlock>,
 }
 
 /// A validated study as policies see it.
@@ -100,6 +103,8 @@ pub struct Problem {
     pub goal: Goal,
     /// Candidate set, noise levels, cost model, level set (seed 003).
     pub measurement: Measurement,
+    /// Validated `kernel.candidates` block.
+    pub kernel_candidates: Option<std::sync::Arc<crate::kernel_candidates::CandidateSet>>,
 }
 
 impl Problem {
@@ -233,7 +238,11 @@ impl Study {
             return Err(vec![FieldError::new("parameters", "at least one parameter must have role 'decision'")]);
         }
         let measurement = validate_measurement(&spec, &space, &decision)?;
-        let problem = Problem { space, decision, contexts, goal: spec.objective.goal, measurement };
+        let kernel_candidates = match &spec.kernel {
+            Some(block) => Some(block.validate(&space, spec.objective.goal)?),
+            None => None,
+        };
+        let problem = Problem { space, decision, contexts, goal: spec.objective.goal, measurement, kernel_candidates };
         if spec.objective.name.trim().is_empty() {
             return Err(vec![FieldError::new("objective.name", "must not be empty")]);
         }

@@ -312,9 +312,9 @@ impl GpBo {
 /// `inner` with a few points (decision coordinates, row-major) excluded: −∞ there, so the optimiser never returns
 /// a pending point or one already in the batch. The kriging-believer fantasy alone does not ensure that in small
 /// discrete spaces, where a Thompson draw or an EI surface can keep its maximum at the fantasised point.
-struct Excluding<'a> {
-    inner: &'a dyn Acquisition,
-    excluded: &'a [f64],
+pub(crate) struct Excluding<'a> {
+    pub(crate) inner: &'a dyn Acquisition,
+    pub(crate) excluded: &'a [f64],
 }
 
 impl Excluding<'_> {

@@ -4,9 +4,14 @@
 //! A policy is a pure function of (problem, dataset, pending points, policy state, seed). State it carries between
 //! steps lives in [`PolicyState`] (JSON), which the server stores with the study and hands back unchanged.
 
+mod candidate_baselines;
+mod candidate_models;
 mod context_bo;
 mod design;
+mod elimination;
 mod gp_bo;
+mod he_gp_ucb;
+mod he_stableopt;
 pub mod lse;
 mod model;
 pub mod truvar;
@@ -14,9 +19,12 @@ pub mod truvar;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use candidate_baselines::{BaselineKind, CandidateBaseline};
+pub use candidate_models::CandidateOptions;
 pub use context_bo::{ContextBo, ContextBoOptions, ContextMethod};
 pub use design::{RandomSearch, SobolSearch, initial_design_point};
 pub use gp_bo::{GpAcquisition, GpBo, GpBoOptions};
+pub use he_gp_ucb::HeGpUcb;
 pub use model::{FixedHyperparameters, ModelOptions, fit_model};
 
 use crate::data::Dataset;
@@ -199,10 +207,18 @@ pub const ALGORITHMS: &[&str] = &[
     "lse-gchk",
     "lse-straddle",
     "lse-var",
+    "he-gp-ucb",
+    "he-stableopt",
+    "mle-ucb",
+    "expected-ucb",
+    "a-gp-ucb",
 ];
 
 /// The algorithm `auto` resolves to for `problem`.
 pub fn auto_choice(problem: &Problem) -> &'static str {
+    if problem.kernel_candidates.is_some() {
+        return "he-gp-ucb";
+    }
     if !problem.contexts.is_empty() {
         return "sbo-kde";
     }
@@ -240,11 +256,35 @@ pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>,
         "lse-gchk" => lse::Lse::build(lse::LseRule::Gchk, options, problem).map(|p| Box::new(p) as _),
         "lse-straddle" => lse::Lse::build(lse::LseRule::Straddle, options, problem).map(|p| Box::new(p) as _),
         "lse-var" => lse::Lse::build(lse::LseRule::Var, options, problem).map(|p| Box::new(p) as _),
+        "he-gp-ucb" | "he-stableopt" | "mle-ucb" | "expected-ucb" | "a-gp-ucb" => {
+            build_candidate_policy(name, options, problem)
+        }
         other => Err(vec![FieldError::new(
             "algorithm.name",
             format!("unknown algorithm '{other}'; choose 'auto' or one of {}", ALGORITHMS.join(", ")),
         )]),
     }
+}
+
+/// The policies over `kernel.candidates` (seed 004).
+fn build_candidate_policy(name: &str, options: Value, problem: &Problem) -> Result<Box<dyn Policy>, Vec<FieldError>> {
+    candidate_models::require_candidates(problem, name)?;
+    let o = CandidateOptions::parse(options, name)?;
+    let names: Vec<String> =
+        problem.kernel_candidates.iter().flat_map(|s| s.models.iter().map(|m| m.name.clone())).collect();
+    Ok(match name {
+        "he-gp-ucb" => Box::new(HeGpUcb::new(o, names)),
+        "he-stableopt" => {
+            if !problem.space.is_continuous() {
+                return Err(vec![FieldError::new("algorithm.name", "he-stableopt needs float parameters only")]);
+            }
+            let eps = o.epsilon.unwrap_or(0.05);
+            Box::new(HeGpUcb::stable(o, eps, names))
+        }
+        "mle-ucb" => Box::new(CandidateBaseline::new(BaselineKind::Mle, o)),
+        "expected-ucb" => Box::new(CandidateBaseline::new(BaselineKind::ExpectedUcb, o)),
+        _ => Box::new(CandidateBaseline::new(BaselineKind::AGpUcb, o)),
+    })
 }
 
 /// Parses algorithm options into `T` (which should deny unknown fields), naming the offending option.

@@ -10,6 +10,7 @@
 mod common;
 mod contexts;
 mod gradients;
+mod hyper_elim;
 mod properties;
 mod reference;
 mod robustness;
