@@ -38,7 +38,9 @@
 #![warn(missing_docs)]
 
 pub mod acquisition;
+pub mod control_sets;
 pub mod data;
+pub mod distribution;
 pub mod error;
 pub mod gp;
 pub mod kde;

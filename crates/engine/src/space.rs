@@ -81,6 +81,10 @@ pub struct ParameterSpec {
     /// `decision` (default) or `context`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<Role>,
+    /// Distribution the parameter follows when a control set leaves it uncontrolled (studies with `control_sets`;
+    /// required for every parameter that is not in every control set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<crate::distribution::DistributionSpec>,
 }
 
 /// A validated parameter.
@@ -268,6 +272,11 @@ impl Space {
             }
         }
         if errors.is_empty() { Ok(x) } else { Err(errors) }
+    }
+
+    /// Encodes one value of parameter `i` (its encoded dimensions).
+    pub fn encode_param(&self, i: usize, v: &Value) -> Result<Vec<f64>, String> {
+        encode_value(&self.params[i].domain, v)
     }
 
     /// Decodes the parameters `which` of an encoded point.
@@ -571,6 +580,7 @@ mod tests {
             scale: None,
             choices: None,
             role: None,
+            distribution: None,
         }];
         let errors = Space::new(&specs).unwrap_err();
         assert_eq!(errors.len(), 2);

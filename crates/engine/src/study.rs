@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::control_sets::{ControlSetSpec, ControlSets};
 use crate::data::{Dataset, History, ObservationRecord};
 use crate::error::{Error, FieldError, Result};
 use crate::measurement::{self, CandidatesSpec, CostModelSpec, LevelSetSpec, Measurement, NoiseLevelSpec};
@@ -88,6 +89,10 @@ pub struct StudySpec {
     /// Candidate kernel/mean models and confidence settings (HE-GP-UCB and its baselines, seed 004).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<crate::kernel_candidates::KernelBlock>,
+    /// Control sets (seed 000): each run the client sets only the parameters of one set, the others follow their
+    /// `distribution`; suggestions name the set to play.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_sets: Option<Vec<ControlSetSpec>>,
 }
 
 /// A validated study as policies see it.
@@ -105,9 +110,21 @@ pub struct Problem {
     pub measurement: Measurement,
     /// Validated `kernel.candidates` block.
     pub kernel_candidates: Option<std::sync::Arc<crate::kernel_candidates::CandidateSet>>,
+    /// Validated control sets, if the study has them.
+    pub control_sets: Option<ControlSets>,
 }
 
 impl Problem {
+    /// Index of the control set called `name`.
+    pub fn control_set_index(&self, name: &str) -> Option<usize> {
+        self.control_sets.as_ref().and_then(|c| c.index_of(name))
+    }
+
+    /// Name of control set `i`.
+    pub fn control_set_name(&self, i: usize) -> Option<String> {
+        self.control_sets.as_ref().and_then(|c| c.sets.get(i)).map(|s| s.name.clone())
+    }
+
     /// The space of the decision parameters alone.
     pub fn decision_space(&self) -> Space {
         self.space.subspace(&self.decision)
@@ -237,12 +254,32 @@ impl Study {
         if decision.is_empty() {
             return Err(vec![FieldError::new("parameters", "at least one parameter must have role 'decision'")]);
         }
+        let control_sets = match &spec.control_sets {
+            Some(c) => Some(ControlSets::new(c, &space, &spec.parameters)?),
+            None => {
+                if let Some(k) = spec.parameters.iter().position(|p| p.distribution.is_some()) {
+                    return Err(vec![FieldError::new(
+                        format!("parameters[{k}].distribution"),
+                        "only used with control_sets; add the block or remove the distribution",
+                    )]);
+                }
+                None
+            }
+        };
         let measurement = validate_measurement(&spec, &space, &decision)?;
         let kernel_candidates = match &spec.kernel {
             Some(block) => Some(block.validate(&space, spec.objective.goal)?),
             None => None,
         };
-        let problem = Problem { space, decision, contexts, goal: spec.objective.goal, measurement, kernel_candidates };
+        let problem = Problem {
+            space,
+            decision,
+            contexts,
+            goal: spec.objective.goal,
+            measurement,
+            kernel_candidates,
+            control_sets,
+        };
         if spec.objective.name.trim().is_empty() {
             return Err(vec![FieldError::new("objective.name", "must not be empty")]);
         }
@@ -283,6 +320,11 @@ impl Study {
         if obs.cost.is_some_and(|c| !(c.is_finite() && c >= 0.0)) {
             errors.push(FieldError::new("cost", "must be a finite number ≥ 0"));
         }
+        if let Some(name) = &obs.control_set
+            && self.problem.control_set_index(name).is_none()
+        {
+            errors.push(FieldError::new("control_set", format!("unknown control set '{name}'")));
+        }
         if let Err(mut e) = self.problem.space.encode(&obs.assignments, "assignments") {
             errors.append(&mut e);
         }
@@ -311,7 +353,7 @@ impl Study {
                     ds.y.push(sign * v);
                     ds.noise_var.push(obs.value_stddev.map(|s| s * s).or(m.level_variance(level)));
                     ds.cost.push(obs.cost);
-                    ds.control_set.push(None);
+                    ds.control_set.push(obs.control_set.as_deref().and_then(|n| self.problem.control_set_index(n)));
                     ds.noise_level.push(level);
                     ds.query.push(None);
                 }
@@ -413,7 +455,7 @@ impl Study {
         let level = c.noise_level.or((!m.noise_levels.is_empty()).then_some(0));
         Ok(Suggestion {
             assignments,
-            control_set: None,
+            control_set: c.control_set.and_then(|i| self.problem.control_set_name(i)),
             noise_level: level.and_then(|i| m.noise_levels.get(i)).map(|l| l.name.clone()),
             query: None,
             expected_cost: c.expected_cost.or_else(|| m.has_costs().then(|| m.cost(&c.x, level, previous))),

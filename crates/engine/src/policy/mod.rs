@@ -7,6 +7,7 @@
 mod candidate_baselines;
 mod candidate_models;
 mod context_bo;
+pub mod cvs;
 mod design;
 mod elimination;
 mod gp_bo;
@@ -212,10 +213,18 @@ pub const ALGORITHMS: &[&str] = &[
     "mle-ucb",
     "expected-ucb",
     "a-gp-ucb",
+    "bocvs",
+    "ucb-psq",
+    "ts-psq",
+    "etc-cvs",
+    "ucb-cvs",
 ];
 
 /// The algorithm `auto` resolves to for `problem`.
 pub fn auto_choice(problem: &Problem) -> &'static str {
+    if problem.control_sets.is_some() {
+        return "bocvs";
+    }
     if problem.kernel_candidates.is_some() {
         return "he-gp-ucb";
     }
@@ -229,6 +238,12 @@ pub fn auto_choice(problem: &Problem) -> &'static str {
 pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>, Vec<FieldError>> {
     let name = if spec.name == "auto" { auto_choice(problem) } else { spec.name.as_str() };
     let options = Value::Object(spec.options.clone());
+    if problem.control_sets.is_some() && !cvs::NAMES.contains(&name) {
+        return Err(vec![FieldError::new(
+            "algorithm.name",
+            format!("'{name}' cannot choose control sets; use 'auto' or one of {}", cvs::NAMES.join(", ")),
+        )]);
+    }
     match name {
         "random" => Ok(Box::new(RandomSearch)),
         "sobol" => Ok(Box::new(SobolSearch)),
@@ -259,6 +274,7 @@ pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>,
         "he-gp-ucb" | "he-stableopt" | "mle-ucb" | "expected-ucb" | "a-gp-ucb" => {
             build_candidate_policy(name, options, problem)
         }
+        n if cvs::NAMES.contains(&n) => cvs::build(n, options, problem),
         other => Err(vec![FieldError::new(
             "algorithm.name",
             format!("unknown algorithm '{other}'; choose 'auto' or one of {}", ALGORITHMS.join(", ")),

@@ -5,10 +5,12 @@
 //!   LogEI = ln EI, Cholesky extension = refit);
 //! - [`robustness`]: degenerate studies through `engine::Study` for every GP policy, observation validation,
 //!   pending points;
-//! - [`contexts`]: context parameters and the seed-002 policies (issue 5).
+//! - [`contexts`]: context parameters and the seed-002 policies (issue 5);
+//! - [`control_sets`]: control-set studies (seed 000): validation, `bocvs` behaviour, baselines.
 
 mod common;
 mod contexts;
+mod control_sets;
 mod gradients;
 mod hyper_elim;
 mod properties;
