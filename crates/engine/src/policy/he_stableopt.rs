@@ -180,6 +180,7 @@ fn unit_cube(d: usize) -> Space {
             scale: None,
             choices: None,
             role: None,
+            distribution: None,
         })
         .collect();
     Space::new(&specs).expect("the unit cube is a valid space")
