@@ -2,6 +2,7 @@
 
 mod latency;
 mod plain;
+mod seed004;
 
 use crate::Args;
 use crate::format::SuiteResult;
@@ -12,6 +13,7 @@ pub type SuiteFn = fn(&Args) -> anyhow::Result<SuiteResult>;
 /// Every suite with a one-line description.
 pub const SUITES: &[(&str, &str)] = &[
     ("plain", "simple regret of the plain policies on Branin, Hartmann-6, Ackley-6"),
+    ("seed004", "unknown kernel hyperparameters: HE-GP-UCB vs MLE, ExpectedUCB, A-GP-UCB (paper 004, App. J)"),
     ("latency", "engine suggest time (gp-ei with refit) against observations and dimension"),
 ];
 
@@ -20,6 +22,7 @@ pub fn find(name: &str) -> Option<SuiteFn> {
     match name {
         "plain" => Some(plain::run),
         "latency" => Some(latency::run),
+        "seed004" => Some(seed004::run),
         _ => None,
     }
 }
