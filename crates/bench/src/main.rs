@@ -8,6 +8,7 @@ mod plot;
 mod runner;
 mod stats;
 mod suites;
+mod surrogates;
 
 use std::path::PathBuf;
 

@@ -2,6 +2,7 @@
 
 mod latency;
 mod plain;
+mod seed000;
 mod seed004;
 
 use crate::Args;
@@ -15,6 +16,7 @@ pub const SUITES: &[(&str, &str)] = &[
     ("plain", "simple regret of the plain policies on Branin, Hartmann-6, Ackley-6"),
     ("seed004", "unknown kernel hyperparameters: HE-GP-UCB vs MLE, ExpectedUCB, A-GP-UCB (paper 004, App. J)"),
     ("latency", "engine suggest time (gp-ei with refit) against observations and dimension"),
+    ("seed000", "control sets with unknown random costs (bocvs vs UCB-PSQ, TS-PSQ, ETC-50): regret against cost"),
 ];
 
 /// The entry point of `name`.
@@ -22,6 +24,7 @@ pub fn find(name: &str) -> Option<SuiteFn> {
     match name {
         "plain" => Some(plain::run),
         "latency" => Some(latency::run),
+        "seed000" => Some(seed000::run),
         "seed004" => Some(seed004::run),
         _ => None,
     }
