@@ -40,6 +40,19 @@ pub struct PendingRecord {
     pub query: Option<Assignments>,
 }
 
+/// One example pair (x, a) of an indirect study (seed 001): a target point `x` drawn from p(x | a) for a query `a`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PairRecord {
+    /// Values of the study's (target) parameters.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object, example = json!({"x1": 2.5, "x2": 7.0})))]
+    pub target: Assignments,
+    /// Values of the indirect block's query parameters.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object, example = json!({"a1": 0.5, "a2": 0.47})))]
+    pub query: Assignments,
+}
+
 /// Everything the study has seen.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct History {
@@ -47,6 +60,9 @@ pub struct History {
     pub observations: Vec<ObservationRecord>,
     /// Open suggestions.
     pub pending: Vec<PendingRecord>,
+    /// Example pairs (x, a) uploaded after creation (indirect studies); pairs given in the spec come on top.
+    #[serde(default)]
+    pub pairs: Vec<PairRecord>,
 }
 
 /// Observations encoded for the models: rows of the full encoded space, values in maximisation sign.
@@ -75,6 +91,10 @@ pub struct Dataset {
     /// Encoded point of the most recent run, failed or not (empty before the first): the previous point of a
     /// movement cost (seed 003).
     pub last_x: Vec<f64>,
+    /// Encoded queries of pending suggestions (indirect studies).
+    pub pending_query: Vec<Vec<f64>>,
+    /// Example pairs of an indirect study, encoded: (target point, query).
+    pub pairs: Vec<(Vec<f64>, Vec<f64>)>,
 }
 
 impl Dataset {

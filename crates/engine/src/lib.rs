@@ -43,6 +43,7 @@ pub mod data;
 pub mod distribution;
 pub mod error;
 pub mod gp;
+pub mod indirect;
 pub mod kde;
 pub mod kernel;
 pub mod kernel_candidates;
@@ -56,7 +57,7 @@ pub mod special;
 pub mod study;
 pub mod testfunctions;
 
-pub use data::{History, ObservationRecord, PendingRecord};
+pub use data::{History, ObservationRecord, PairRecord, PendingRecord};
 pub use error::{Error, FieldError, Result};
 pub use policy::PolicyState;
 pub use space::Assignments;

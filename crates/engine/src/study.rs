@@ -1,11 +1,14 @@
 //! The facade the server and the benchmarks call: a validated study spec ([`Study`]), observation validation,
 //! suggest / recommend / predict on a [`History`].
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::control_sets::{ControlSetSpec, ControlSets};
 use crate::data::{Dataset, History, ObservationRecord};
 use crate::error::{Error, FieldError, Result};
+use crate::indirect::{IndirectProblem, IndirectSpec};
 use crate::measurement::{self, CandidatesSpec, CostModelSpec, LevelSetSpec, Measurement, NoiseLevelSpec};
 use crate::policy::{self, AlgorithmSpec, Candidate, Context, Diagnostics, Policy, PolicyState};
 use crate::sampling::derive_seed;
@@ -93,6 +96,10 @@ pub struct StudySpec {
     /// `distribution`; suggestions name the set to play.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control_sets: Option<Vec<ControlSetSpec>>,
+    /// Indirect queries (seed 001): the client sets a query `a` and observes an aggregate of the objective over
+    /// p(x | a); `parameters` are then the target x, where `best` recommends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indirect: Option<IndirectSpec>,
 }
 
 /// A validated study as policies see it.
@@ -112,6 +119,8 @@ pub struct Problem {
     pub kernel_candidates: Option<std::sync::Arc<crate::kernel_candidates::CandidateSet>>,
     /// Validated control sets, if the study has them.
     pub control_sets: Option<ControlSets>,
+    /// The validated `indirect` block.
+    pub indirect: Option<Arc<IndirectProblem>>,
 }
 
 impl Problem {
@@ -271,6 +280,27 @@ impl Study {
             Some(block) => Some(block.validate(&space, spec.objective.goal)?),
             None => None,
         };
+        let indirect = match &spec.indirect {
+            Some(block) => {
+                if !contexts.is_empty() {
+                    return Err(vec![FieldError::new("indirect", "an indirect study cannot have context parameters")]);
+                }
+                let others = spec.candidates.is_some()
+                    || spec.control_sets.is_some()
+                    || spec.kernel.is_some()
+                    || spec.noise_levels.is_some()
+                    || spec.cost_model.is_some()
+                    || spec.level_set.is_some();
+                if others {
+                    return Err(vec![FieldError::new(
+                        "indirect",
+                        "cannot be combined with candidates, control_sets, kernel, noise_levels, cost_model or level_set (use indirect.tree)",
+                    )]);
+                }
+                Some(Arc::new(block.validate(&space)?))
+            }
+            None => None,
+        };
         let problem = Problem {
             space,
             decision,
@@ -279,6 +309,7 @@ impl Study {
             measurement,
             kernel_candidates,
             control_sets,
+            indirect,
         };
         if spec.objective.name.trim().is_empty() {
             return Err(vec![FieldError::new("objective.name", "must not be empty")]);
@@ -325,8 +356,23 @@ impl Study {
         {
             errors.push(FieldError::new("control_set", format!("unknown control set '{name}'")));
         }
-        if let Err(mut e) = self.problem.space.encode(&obs.assignments, "assignments") {
-            errors.append(&mut e);
+        match &self.problem.indirect {
+            // The target point is never observed: an indirect observation carries its query.
+            Some(ip) => match &obs.query {
+                None => {
+                    errors.push(FieldError::new("query", "required: the indirect query whose aggregate was observed"))
+                }
+                Some(q) => {
+                    if let Err(mut e) = ip.query_space.encode(q, "query") {
+                        errors.append(&mut e);
+                    }
+                }
+            },
+            None => {
+                if let Err(mut e) = self.problem.space.encode(&obs.assignments, "assignments") {
+                    errors.append(&mut e);
+                }
+            }
         }
         if let Some(level) = &obs.noise_level
             && self.problem.measurement.level_index(level).is_none()
@@ -342,6 +388,10 @@ impl Study {
         let sign = self.problem.goal.sign();
         let mut ds = Dataset { d: space.dim(), ..Default::default() };
         let m = &self.problem.measurement;
+        if let Some(ip) = &self.problem.indirect {
+            self.indirect_dataset(ip, history, &mut ds);
+            return ds;
+        }
         for obs in &history.observations {
             ds.all_costs.push(obs.cost);
             let Ok(x) = space.encode(&obs.assignments, "assignments") else { continue };
@@ -361,6 +411,59 @@ impl Study {
             }
         }
         ds
+    }
+
+    /// The dataset of an indirect study: rows at the target centre (the target point is never observed), the
+    /// encoded queries, the pending queries and the uploaded pairs.
+    fn indirect_dataset(&self, ip: &IndirectProblem, history: &History, ds: &mut Dataset) {
+        let space = &self.problem.space;
+        let sign = self.problem.goal.sign();
+        let centre = space.centre();
+        for obs in &history.observations {
+            ds.all_costs.push(obs.cost);
+            let Some(a) = obs.query.as_ref().and_then(|q| ip.query_space.encode(q, "query").ok()) else { continue };
+            match obs.value.filter(|v| v.is_finite() && !obs.failed) {
+                Some(v) => {
+                    ds.x.extend_from_slice(&centre);
+                    ds.y.push(sign * v);
+                    ds.noise_var.push(obs.value_stddev.map(|s| s * s));
+                    ds.cost.push(obs.cost);
+                    ds.control_set.push(None);
+                    ds.noise_level.push(None);
+                    ds.query.push(Some(a));
+                }
+                None => ds.failed_x.extend_from_slice(&centre),
+            }
+        }
+        ds.pending_query = history
+            .pending
+            .iter()
+            .filter_map(|p| p.query.as_ref().and_then(|q| ip.query_space.encode(q, "query").ok()))
+            .collect();
+        ds.pairs = history
+            .pairs
+            .iter()
+            .filter_map(|p| crate::indirect::spec::encode_pair(p, space, &ip.query_space, "pairs").ok())
+            .collect();
+    }
+
+    /// Checks pairs before they are stored (indirect studies); errors name `pairs[i].target.x` / `pairs[i].query.a`.
+    pub fn validate_pairs(&self, pairs: &[crate::data::PairRecord]) -> Result<(), Vec<FieldError>> {
+        let Some(ip) = &self.problem.indirect else {
+            return Err(vec![FieldError::new("pairs", "this study has no 'indirect' block")]);
+        };
+        let mut errors = Vec::new();
+        if pairs.is_empty() {
+            errors.push(FieldError::new("pairs", "at least one pair is required"));
+        }
+        for (i, p) in pairs.iter().enumerate() {
+            if let Err(mut e) =
+                crate::indirect::spec::encode_pair(p, &self.problem.space, &ip.query_space, &format!("pairs[{i}]"))
+            {
+                errors.append(&mut e);
+            }
+        }
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
     }
 
     /// Encoded pending points (partial assignments; missing coordinates at the centre).
@@ -457,8 +560,11 @@ impl Study {
             assignments,
             control_set: c.control_set.and_then(|i| self.problem.control_set_name(i)),
             noise_level: level.and_then(|i| m.noise_levels.get(i)).map(|l| l.name.clone()),
-            query: None,
             expected_cost: c.expected_cost.or_else(|| m.has_costs().then(|| m.cost(&c.x, level, previous))),
+            query: match (&self.problem.indirect, &c.query) {
+                (Some(ip), Some(q)) => Some(ip.query_space.decode(q)),
+                _ => None,
+            },
             predicted: c
                 .predicted
                 .filter(|(m, s)| m.is_finite() && s.is_finite())

@@ -40,34 +40,38 @@ pub fn sample_max_values(
             let draws = gp.sample_joint(candidates, count, rng)?;
             draws.iter().map(|d| d.iter().cloned().fold(f64::NEG_INFINITY, f64::max)).collect()
         }
-        MaxValueSampler::Gumbel => {
-            let log_cdf = |y: f64| mu.iter().zip(&sd).map(|(m, s)| log_norm_cdf((y - m) / s)).sum::<f64>();
-            let hi0 = mu.iter().zip(&sd).map(|(m, s)| m + 6.0 * s).fold(f64::NEG_INFINITY, f64::max);
-            let quantile = |p: f64| {
-                let target = p.ln();
-                let (mut lo, mut hi) = (floor, hi0.max(floor + eps));
-                // The step must exceed the float spacing at hi, or hi never moves (outputs of magnitude ≳ 1e16
-                // with a spread of order 1: eps is then below one ulp). Doubling steps end in < 1100 rounds.
-                let mut rounds = 0;
-                while log_cdf(hi) < target && rounds < 1100 {
-                    hi += (hi - lo).max(eps).max(4.0 * f64::EPSILON * hi.abs());
-                    rounds += 1;
-                }
-                for _ in 0..100 {
-                    let mid = 0.5 * (lo + hi);
-                    if log_cdf(mid) < target { lo = mid } else { hi = mid }
-                }
-                0.5 * (lo + hi)
-            };
-            let (q1, q2, q3) = (quantile(0.25), quantile(0.5), quantile(0.75));
-            // Gumbel quantile y_p = a − b ln(−ln p)
-            let lnln = |p: f64| (-p.ln()).ln();
-            let b = ((q3 - q1) / (lnln(0.25) - lnln(0.75))).max(eps);
-            let a = q2 + b * lnln(0.5);
-            (0..count).map(|_| a - b * (-(rng.random::<f64>().max(1e-300)).ln()).ln()).collect()
-        }
+        MaxValueSampler::Gumbel => gumbel_max_values(&mu, &sd, floor, eps, count, rng),
     };
     Ok(samples.into_iter().map(|y: f64| y.max(floor + eps)).collect())
+}
+
+/// `count` Gumbel samples of max_i f_i for independent marginals N(mu_i, sd_i²): the Gumbel distribution matched to
+/// the quartiles of `Π_i Φ((y − μ_i)/σ_i)` (Wang & Jegelka 2017, §3.1); `floor` is the largest mean, `eps` a hair.
+pub fn gumbel_max_values(mu: &[f64], sd: &[f64], floor: f64, eps: f64, count: usize, rng: &mut impl Rng) -> Vec<f64> {
+    let log_cdf = |y: f64| mu.iter().zip(sd).map(|(m, s)| log_norm_cdf((y - m) / s)).sum::<f64>();
+    let hi0 = mu.iter().zip(sd).map(|(m, s)| m + 6.0 * s).fold(f64::NEG_INFINITY, f64::max);
+    let quantile = |p: f64| {
+        let target = p.ln();
+        let (mut lo, mut hi) = (floor, hi0.max(floor + eps));
+        // The step must exceed the float spacing at hi, or hi never moves (outputs of magnitude ≳ 1e16
+        // with a spread of order 1: eps is then below one ulp). Doubling steps end in < 1100 rounds.
+        let mut rounds = 0;
+        while log_cdf(hi) < target && rounds < 1100 {
+            hi += (hi - lo).max(eps).max(4.0 * f64::EPSILON * hi.abs());
+            rounds += 1;
+        }
+        for _ in 0..100 {
+            let mid = 0.5 * (lo + hi);
+            if log_cdf(mid) < target { lo = mid } else { hi = mid }
+        }
+        0.5 * (lo + hi)
+    };
+    let (q1, q2, q3) = (quantile(0.25), quantile(0.5), quantile(0.75));
+    // Gumbel quantile y_p = a − b ln(−ln p)
+    let lnln = |p: f64| (-p.ln()).ln();
+    let b = ((q3 - q1) / (lnln(0.25) - lnln(0.75))).max(eps);
+    let a = q2 + b * lnln(0.5);
+    (0..count).map(|_| a - b * (-(rng.random::<f64>().max(1e-300)).ln()).ln()).collect()
 }
 
 /// One max-value sample's term `α(γ) = γφ(γ)/(2Φ(γ)) − ln Φ(γ)` as `(ln α, d ln α/dγ)`.
@@ -75,7 +79,7 @@ pub fn sample_max_values(
 /// Direct up to γ = 30 (both terms are positive there, and α ≥ φ(30)·15 is far above the underflow limit); beyond,
 /// `α = φ(γ)(γ/2 + R(γ))(1 + O(φ))` with the Mills ratio `R = √(π/2)·erfcx(γ/√2)`, exact to rounding since
 /// φ(30) ≈ 1e-196. Below γ = −10⁴ (the mean far above the sampled maximum) γ is clamped: α grows only like ln|γ|.
-fn log_term(g: f64) -> (f64, f64) {
+pub(crate) fn log_term(g: f64) -> (f64, f64) {
     if g < -1e4 {
         return (log_term(-1e4).0, 0.0);
     }

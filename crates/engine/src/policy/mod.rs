@@ -13,6 +13,7 @@ mod elimination;
 mod gp_bo;
 mod he_gp_ucb;
 mod he_stableopt;
+mod indirect;
 pub mod lse;
 mod model;
 pub mod truvar;
@@ -26,6 +27,7 @@ pub use context_bo::{ContextBo, ContextBoOptions, ContextMethod};
 pub use design::{RandomSearch, SobolSearch, initial_design_point};
 pub use gp_bo::{GpAcquisition, GpBo, GpBoOptions};
 pub use he_gp_ucb::HeGpUcb;
+pub use indirect::{CmesOptions, IndirectPolicy};
 pub use model::{FixedHyperparameters, ModelOptions, fit_model};
 
 use crate::data::Dataset;
@@ -218,12 +220,17 @@ pub const ALGORITHMS: &[&str] = &[
     "ts-psq",
     "etc-cvs",
     "ucb-cvs",
+    "cmes",
+    "cmets",
 ];
 
 /// The algorithm `auto` resolves to for `problem`.
 pub fn auto_choice(problem: &Problem) -> &'static str {
     if problem.control_sets.is_some() {
         return "bocvs";
+    }
+    if let Some(ip) = &problem.indirect {
+        return if ip.tree.is_some() { "cmets" } else { "cmes" };
     }
     if problem.kernel_candidates.is_some() {
         return "he-gp-ucb";
@@ -243,6 +250,9 @@ pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>,
             "algorithm.name",
             format!("'{name}' cannot choose control sets; use 'auto' or one of {}", cvs::NAMES.join(", ")),
         )]);
+    }
+    if problem.indirect.is_some() {
+        return IndirectPolicy::build(name, options, problem).map(|p| Box::new(p) as _);
     }
     match name {
         "random" => Ok(Box::new(RandomSearch)),
@@ -275,6 +285,7 @@ pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>,
             build_candidate_policy(name, options, problem)
         }
         n if cvs::NAMES.contains(&n) => cvs::build(n, options, problem),
+        "cmes" | "cmets" => Err(vec![FieldError::new("algorithm.name", format!("'{name}' needs an 'indirect' block"))]),
         other => Err(vec![FieldError::new(
             "algorithm.name",
             format!("unknown algorithm '{other}'; choose 'auto' or one of {}", ALGORITHMS.join(", ")),

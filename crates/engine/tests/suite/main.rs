@@ -13,6 +13,7 @@ mod contexts;
 mod control_sets;
 mod gradients;
 mod hyper_elim;
+mod indirect;
 mod properties;
 mod reference;
 mod robustness;

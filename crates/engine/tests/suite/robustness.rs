@@ -87,7 +87,7 @@ fn history(study: &Study, n: usize, transform: impl Fn(f64) -> f64) -> History {
             observation(a, v)
         })
         .collect();
-    History { observations, pending: Vec::new() }
+    History { observations, pending: Vec::new(), ..Default::default() }
 }
 
 fn suggest(study: &Study, history: &History, count: usize) -> Vec<Suggestion> {
@@ -262,7 +262,7 @@ fn every_categorical_combination_observed_still_gives_valid_suggestions() {
                     observations.push(observation(a, (i * 2 + j) as f64));
                 }
             }
-            History { observations, pending: Vec::new() }
+            History { observations, pending: Vec::new(), ..Default::default() }
         },
         "all categorical combinations",
     );
