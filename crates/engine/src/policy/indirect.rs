@@ -331,15 +331,12 @@ impl IndirectPolicy {
         while out.len() < count {
             let k = out.len() as u64;
             let seed = derive_seed(ctx.seed, k);
-            let model = match IndirectModel::fit(ctx, ip, &mut st.cache, &fantasies)? {
-                Some(m) => m,
-                None => {
-                    // No conditional yet (no pairs uploaded): keep exploring the query space by design.
-                    let a = initial_design_point(&ip.query_space, index, ctx.study_seed);
-                    index += 1;
-                    out.push(query_candidate(ctx, ip, snap_to_leaf(ip, &a), "fallback"));
-                    continue;
-                }
+            let Some(model) = IndirectModel::fit(ctx, ip, &mut st.cache, &fantasies)? else {
+                // No conditional yet (no pairs uploaded): keep exploring the query space by design.
+                let a = initial_design_point(&ip.query_space, index, ctx.study_seed);
+                index += 1;
+                out.push(query_candidate(ctx, ip, snap_to_leaf(ip, &a), "fallback"));
+                continue;
             };
             let (queries, costs) = candidate_queries(ip, o, active.as_ref(), &taken, seed);
             let regions: Vec<Region> = queries.iter().map(|a| region_of(ip, a).0).collect();
