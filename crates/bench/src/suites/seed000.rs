@@ -20,7 +20,9 @@
 //! 64 Monte Carlo samples per expectation (default 1024), 64 raw samples and 1 L-BFGS start per set maximisation,
 //! hyperparameters refitted every 10 observations.
 //!
-//! `--quick`: 2 seeds, the two synthetic problems, cheap costs, variance 0.02.
+//! `--quick`: 2 seeds, the two synthetic problems, cheap costs, variance 0.02, and (so that it finishes in minutes
+//! on 2 shared cores) a budget of 25 units with exploration up to 15 (the same 60 %), 32 Monte Carlo and 32 raw
+//! samples per set maximisation.
 
 use engine::control_sets::ControlSets;
 use engine::testfunctions::TestFunction;
@@ -38,6 +40,7 @@ use crate::surrogates::Surrogate;
 const METHODS: &[(&str, &str)] =
     &[("bocvs", "proposed"), ("ucb-psq", "baseline"), ("ts-psq", "baseline"), ("etc-cvs", "baseline")];
 const BUDGET: f64 = 100.0;
+const QUICK_BUDGET: f64 = 25.0;
 const CHEAP: [f64; 7] = [0.01, 0.01, 0.01, 0.1, 0.1, 0.1, 1.0];
 const MODERATE: [f64; 7] = [0.1, 0.1, 0.1, 0.2, 0.2, 0.2, 1.0];
 const METRIC_SAMPLES: usize = 256;
@@ -109,7 +112,14 @@ fn problems(quick: bool) -> anyhow::Result<Vec<Problem>> {
     Ok(out)
 }
 
-fn spec(p: &Problem, costs: &[f64; 7], variance: f64, method: &str, seed: u64) -> anyhow::Result<StudySpec> {
+fn spec(
+    p: &Problem,
+    costs: &[f64; 7],
+    variance: f64,
+    method: &str,
+    seed: u64,
+    quick: bool,
+) -> anyhow::Result<StudySpec> {
     let params: Vec<Value> = (0..p.d)
         .map(|i| {
             json!({"name": format!("x{i}"), "type": "float", "low": 0, "high": 1,
@@ -125,9 +135,10 @@ fn spec(p: &Problem, costs: &[f64; 7], variance: f64, method: &str, seed: u64) -
                    "cost": costs[k]})
         })
         .collect();
-    let mut options = json!({"mc_samples": 64, "raw_samples": 64, "restarts": 1, "refit_every": 10});
+    let samples = if quick { 32 } else { 64 };
+    let mut options = json!({"mc_samples": samples, "raw_samples": samples, "restarts": 1, "refit_every": 10});
     if method == "bocvs" {
-        options["explore_cost"] = json!(60.0);
+        options["explore_cost"] = json!(0.6 * if quick { QUICK_BUDGET } else { BUDGET });
     }
     Ok(serde_json::from_value(json!({
         "parameters": params,
@@ -211,6 +222,7 @@ struct Curves {
     evaluations: Run,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn one_run(
     p: &Problem,
     costs: &[f64; 7],
@@ -219,8 +231,9 @@ fn one_run(
     seed: u64,
     draws: &[f64],
     opt: f64,
+    budget: f64,
 ) -> anyhow::Result<Curves> {
-    let spec = spec(p, costs, variance, method, seed)?;
+    let spec = spec(p, costs, variance, method, seed, budget < BUDGET)?;
     let study = Study::new(spec.clone()).map_err(|e| anyhow::anyhow!("invalid spec: {e:?}"))?;
     let cs: ControlSets = study.problem().control_sets.clone().ok_or_else(|| anyhow::anyhow!("no control sets"))?;
     let space = study.problem().space.clone();
@@ -238,13 +251,13 @@ fn one_run(
             let cost = if mean >= 0.1 { (mean + noise.sample(&mut env)).max(0.001) } else { mean };
             Outcome { value: (p.f)(&u), assignments: a, cost: Some(cost) }
         },
-        |steps| steps.iter().filter_map(|s| s.cost).sum::<f64>() >= BUDGET,
+        |steps| steps.iter().filter_map(|s| s.cost).sum::<f64>() >= budget,
     )?;
     let (mut spent, mut best) = (0.0, f64::NEG_INFINITY);
     let (mut x, mut y, mut evals) = (Vec::new(), Vec::new(), Vec::new());
     for (k, s) in steps.iter().enumerate() {
         spent += s.cost.unwrap_or(0.0);
-        if spent > BUDGET {
+        if spent > budget {
             break;
         }
         let set = s.suggestion.control_set.as_deref().and_then(|n| cs.index_of(n)).unwrap_or(0);
@@ -275,6 +288,7 @@ fn one_run(
 pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
     let mut result = SuiteResult::new("seed000", args.quick);
     let seeds = args.n_seeds(5, 2) as u64;
+    let budget = if args.quick { QUICK_BUDGET } else { BUDGET };
     let settings: Vec<(&str, &[f64; 7], f64)> = if args.quick {
         vec![("cheap", &CHEAP, 0.02)]
     } else {
@@ -294,7 +308,7 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
             let draws = metric_draws(p.d, variance);
             let opt = p.optimum.unwrap_or_else(|| best_expected(&p, &draws));
             let jobs: Vec<(&str, u64)> = METHODS.iter().flat_map(|(m, _)| (0..seeds).map(move |s| (*m, s))).collect();
-            let runs = parallel_map(&name, &jobs, |(m, s)| one_run(&p, costs, variance, m, *s, &draws, opt));
+            let runs = parallel_map(&name, &jobs, |(m, s)| one_run(&p, costs, variance, m, *s, &draws, opt, budget));
             for ((m, s), r) in jobs.iter().zip(&runs) {
                 if let Err(e) = r {
                     eprintln!("[{name}] {m} seed {s} failed: {e}");
@@ -315,7 +329,7 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
                     .collect()
             };
             let description = format!(
-                "{} ({}-D), 7 control sets, {cost_name} costs, truncated-normal variance {variance}, budget {BUDGET}",
+                "{} ({}-D), 7 control sets, {cost_name} costs, truncated-normal variance {variance}, budget {budget}",
                 p.name, p.d
             );
             let regret = Experiment {
@@ -325,7 +339,7 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
                 better: "lower".into(),
                 x_axis: "cost".into(),
                 optimum: Some(opt),
-                budget: Some(BUDGET),
+                budget: Some(budget),
                 methods: collect(&|c: &Curves| c.regret.clone()),
             };
             let evaluations = Experiment {
@@ -335,7 +349,7 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
                 better: "higher".into(),
                 x_axis: "cost".into(),
                 optimum: None,
-                budget: Some(BUDGET),
+                budget: Some(budget),
                 methods: collect(&|c: &Curves| c.evaluations.clone()),
             };
             let file = name.replace(['/', '+', '.'], "_");
