@@ -45,12 +45,15 @@ const CHEAP: [f64; 7] = [0.01, 0.01, 0.01, 0.1, 0.1, 0.1, 1.0];
 const MODERATE: [f64; 7] = [0.1, 0.1, 0.1, 0.2, 0.2, 0.2, 1.0];
 const METRIC_SAMPLES: usize = 256;
 
+/// An objective on the unit cube.
+type Objective = Box<dyn Fn(&[f64]) -> f64 + Sync>;
+
 /// One objective with its control sets.
 struct Problem {
     name: &'static str,
     d: usize,
     sets: Vec<Vec<usize>>,
-    f: Box<dyn Fn(&[f64]) -> f64 + Sync>,
+    f: Objective,
     optimum: Option<f64>,
 }
 
