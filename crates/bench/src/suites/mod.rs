@@ -3,6 +3,7 @@
 mod latency;
 mod plain;
 mod seed000;
+mod seed003;
 mod seed004;
 
 use crate::Args;
@@ -17,6 +18,7 @@ pub const SUITES: &[(&str, &str)] = &[
     ("seed004", "unknown kernel hyperparameters: HE-GP-UCB vs MLE, ExpectedUCB, A-GP-UCB (paper 004, App. J)"),
     ("latency", "engine suggest time (gp-ei with refit) against observations and dimension"),
     ("seed000", "control sets with unknown random costs (bocvs vs UCB-PSQ, TS-PSQ, ETC-50): regret against cost"),
+    ("seed003", "TRUVAR (NIPS 2016): synthetic BO, LSE with noise levels, SVM grid, lake-like LSE with movement cost"),
 ];
 
 /// The entry point of `name`.
@@ -26,6 +28,7 @@ pub fn find(name: &str) -> Option<SuiteFn> {
         "latency" => Some(latency::run),
         "seed000" => Some(seed000::run),
         "seed004" => Some(seed004::run),
+        "seed003" => Some(seed003::run),
         _ => None,
     }
 }

@@ -12,7 +12,7 @@
 //! Variants of App. A: `monotonic: false` replaces M_{t−1} by D in Eqs. 5–7 (the default when hyperparameters are
 //! learned, as in the paper's SVM experiment); continuous domains use representer points (a 50×50 grid in 2-D).
 //! Deviations: (i) the paper maximises Eq. (3) over a continuous box with DIRECT; we maximise over the
-//! representer points themselves (spacing 1/50 in 2-D). (ii) σ and η are in the GP's standardised units (σ over
+//! representer points and polish the best by a compass search. (ii) σ and η are in the GP's standardised units (σ over
 //! the output scale), so η_(1) = 1 means one prior standard deviation; with `fixed` hyperparameters and
 //! `standardize: false` (the paper's known prior) the units are the paper's. (iii) When several observations
 //! arrive between two suggestions, Algorithm 2 is applied once with all of them. (iv) Pending points are
@@ -324,7 +324,20 @@ impl Truvar {
                 (None, Some((s, i, l, c))) => (i, l, s, 0.0, c, "variance_fallback"),
                 (None, None) => break,
             };
-            let x = domain[i * d..(i + 1) * d].to_vec();
+            let mut x = domain[i * d..(i + 1) * d].to_vec();
+            let mut score = score;
+            if phase == "truvar" && problem.measurement.candidates.is_none() {
+                // Continuous domain: polish the representer point by a compass search on Eq. (3) (the paper uses
+                // DIRECT over the box).
+                let eval = |y: &[f64]| {
+                    let (var_y, cov) = look.cross(y);
+                    let noise = hom + meas.level_variance(level).unwrap_or(0.0) / s2;
+                    let cost = meas.cost(y, level, previous.as_deref()).max(1e-12);
+                    truncated_reduction(&look.var_m, cov.col_as_slice(0), var_y[0], noise, beta, eta2) / cost
+                };
+                (x, score) =
+                    compass_search(&problem.space, &problem.space.dims_of_params(&problem.decision), x, score, eval);
+            }
             let (mu, var) = gp.posterior(&x);
             let mut extra = serde_json::Map::new();
             extra.insert("epoch".into(), json!(epoch.index));
@@ -365,6 +378,42 @@ impl Truvar {
             "processed": st.processed,
         })
     }
+}
+
+/// Compass search from `x` (value `fx`) over the continuous coordinates `dims`: steps ±h per coordinate,
+/// h from 1/64 halving six times, keeping every improvement (clamped to [0, 1] and snapped to the space).
+fn compass_search(
+    space: &crate::space::Space,
+    dims: &[usize],
+    mut x: Vec<f64>,
+    mut fx: f64,
+    f: impl Fn(&[f64]) -> f64,
+) -> (Vec<f64>, f64) {
+    let kinds = space.dim_kinds();
+    let free: Vec<usize> = dims.iter().copied().filter(|&j| kinds[j] == crate::space::DimKind::Continuous).collect();
+    let mut h = 1.0 / 64.0;
+    for _ in 0..6 {
+        let mut improved = true;
+        let mut rounds = 0;
+        while improved && rounds < 8 {
+            improved = false;
+            rounds += 1;
+            for &j in &free {
+                for sgn in [-1.0, 1.0] {
+                    let mut y = x.clone();
+                    y[j] = (y[j] + sgn * h).clamp(0.0, 1.0);
+                    space.snap(&mut y);
+                    let fy = f(&y);
+                    if fy > fx {
+                        (x, fx) = (y, fy);
+                        improved = true;
+                    }
+                }
+            }
+        }
+        h /= 2.0;
+    }
+    (x, fx)
 }
 
 /// The rows `idx` of a row-major matrix with `d` columns.
