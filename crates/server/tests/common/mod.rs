@@ -363,6 +363,58 @@ pub fn drop_schema(base_url: &str, schema: &str) {
     });
 }
 
+/// A `bayesd` process (the real binary) on an ephemeral port; killed (SIGKILL) on drop.
+pub struct Process {
+    /// The child process.
+    pub child: std::process::Child,
+    /// Where it listens.
+    pub addr: SocketAddr,
+}
+
+impl Process {
+    /// Starts `bayesd serve --bind 127.0.0.1:0` on `database_url` with extra arguments, waiting until it listens.
+    pub fn spawn(database_url: &str, args: &[&str]) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_bayesd"))
+            .args(["serve", "--bind", "127.0.0.1:0", "--database-url", database_url])
+            .args(args)
+            .env("BAYESD_LOG_FORMAT", "json")
+            .env("RUST_LOG", "info")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn bayesd");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let addr = loop {
+            let line = lines.next().expect("bayesd exited before listening").expect("read stderr");
+            let Ok(v) = serde_json::from_str::<Value>(&line) else { continue };
+            if v["fields"]["message"] == "bayesd listening" {
+                break v["fields"]["addr"].as_str().expect("addr").parse().expect("socket address");
+            }
+        };
+        std::thread::spawn(move || lines.for_each(drop));
+        Self { child, addr }
+    }
+
+    /// A client for it.
+    pub fn client(&self) -> Client {
+        Client::new(self.addr)
+    }
+
+    /// SIGKILL, and wait for the process to be gone.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 /// SQLite, and Postgres when `TEST_DATABASE_URL` is set.
 pub fn backends() -> Vec<TestServer> {
     let mut v = vec![TestServer::sqlite()];
