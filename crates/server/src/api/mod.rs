@@ -270,6 +270,7 @@ pub(crate) fn history(observations: &[ObservationRow], pending: &[SuggestionRow]
     History {
         observations: observations.iter().map(observation_record).collect(),
         pending: pending.iter().map(pending_record).collect(),
+        ..Default::default()
     }
 }
 
