@@ -1,0 +1,39 @@
+//! Optional bearer-token authentication: when tokens are configured, every route but health and the API
+//! documentation needs `Authorization: Bearer <token>` (the Swagger UI page cannot send a header when it loads;
+//! its "Authorize" button adds the token to the calls it makes).
+
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::api::AppState;
+use crate::error::ApiError;
+
+fn is_public(path: &str) -> bool {
+    matches!(path, "/healthz" | "/readyz" | "/openapi.json") || path == "/docs" || path.starts_with("/docs/")
+}
+
+/// Constant-time comparison of two byte strings.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Middleware enforcing the tokens.
+pub async fn require_token(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let tokens = &state.config.api_tokens;
+    if tokens.is_empty() || is_public(req.uri().path()) {
+        return next.run(req).await;
+    }
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .map(str::trim);
+    match given {
+        None => ApiError::unauthorized("this server requires 'Authorization: Bearer <token>'").into_response(),
+        Some(t) if tokens.iter().any(|k| same(k.as_bytes(), t.as_bytes())) => next.run(req).await,
+        Some(_) => ApiError::unauthorized("the bearer token is not valid").into_response(),
+    }
+}

@@ -1,0 +1,232 @@
+//! Request extractors whose rejections are problem documents: JSON bodies (content type, size limit, syntax → 400,
+//! wrong shape → 422 naming the field, NaN/Infinity tokens → 422 naming the field), path and query parameters.
+
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
+use axum::http::header;
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::api::AppState;
+use crate::error::ApiError;
+
+/// A JSON body; the raw bytes are kept for idempotency hashing.
+#[derive(Debug)]
+pub struct ApiJson<T> {
+    /// The parsed body.
+    pub value: T,
+    /// The body as received.
+    pub raw: axum::body::Bytes,
+}
+
+impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
+        let is_json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .map(|m| {
+                let m = m.trim().to_ascii_lowercase();
+                m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+            })
+            .unwrap_or(false);
+        if !is_json {
+            return Err(ApiError::unsupported_media_type());
+        }
+        let limit = state.config.max_body_bytes;
+        let declared = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        if declared.is_some_and(|n| n > limit) {
+            return Err(ApiError::too_large(limit));
+        }
+        let raw = axum::body::to_bytes(req.into_body(), limit).await.map_err(|e| {
+            if e.to_string().contains("length limit") {
+                ApiError::too_large(limit)
+            } else {
+                ApiError::bad_request("the request body could not be read")
+            }
+        })?;
+        let value = parse_json(&raw)?;
+        Ok(Self { value, raw })
+    }
+}
+
+/// Parses `bytes` as `T`: syntax errors are 400, shape errors 422 naming the field path, and non-finite number
+/// tokens (`NaN`, `Infinity`, which some JSON encoders emit) 422 naming the field that holds them.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let syntax = |e: &serde_json::Error| {
+        if let Some(field) = non_finite_field(bytes) {
+            return ApiError::field(field, "must be a finite number (NaN and Infinity are not allowed)");
+        }
+        ApiError::bad_request(format!("the body is not valid JSON: {e}"))
+    };
+    match serde_path_to_error::deserialize::<_, T>(&mut de) {
+        Ok(v) => {
+            de.end().map_err(|e| syntax(&e))?;
+            Ok(v)
+        }
+        Err(e) if e.inner().is_data() => Err(shape_error(&e.path().to_string(), e.inner())),
+        Err(e) => Err(syntax(e.inner())),
+    }
+}
+
+/// Converts a value already parsed as JSON into `T`, naming fields below `prefix`.
+pub fn from_value<T: DeserializeOwned>(value: Value, prefix: &str) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+        let path = e.path().to_string();
+        let path = match (prefix.is_empty(), path.as_str()) {
+            (true, _) => path,
+            (false, ".") => prefix.to_string(),
+            (false, p) if p.starts_with('[') => format!("{prefix}{p}"),
+            (false, p) => format!("{prefix}.{p}"),
+        };
+        shape_error(&path, e.inner())
+    })
+}
+
+fn shape_error(path: &str, inner: &impl std::fmt::Display) -> ApiError {
+    let msg = inner.to_string();
+    let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+    let base = if path == "." { String::new() } else { path.to_string() };
+    let join = |name: &str| if base.is_empty() { name.to_string() } else { format!("{base}.{name}") };
+    let field = if let Some(rest) = msg.strip_prefix("unknown field `") {
+        let name = rest.split('`').next().unwrap_or_default();
+        if base == name || base.ends_with(&format!(".{name}")) { base.clone() } else { join(name) }
+    } else if let Some(rest) = msg.strip_prefix("missing field `") {
+        join(rest.split('`').next().unwrap_or_default())
+    } else if base.is_empty() {
+        "body".to_string()
+    } else {
+        base
+    };
+    ApiError::field(field, msg)
+}
+
+/// Finds the field holding a `NaN`/`Infinity` token by replacing such tokens with marker strings and re-parsing.
+fn non_finite_field(bytes: &[u8]) -> Option<String> {
+    const MARK: &str = "__bayesd_non_finite__";
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut in_string, mut escaped, mut found) = (false, false, false);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        let token = ["-Infinity", "Infinity", "NaN", "-inf", "inf", "nan"].into_iter().find(|t| rest.starts_with(t));
+        if let Some(t) = token {
+            out.push('"');
+            out.push_str(MARK);
+            out.push('"');
+            rest = &rest[t.len()..];
+            found = true;
+            continue;
+        }
+        if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    if !found {
+        return None;
+    }
+    let value: Value = serde_json::from_str(&out).ok()?;
+    fn find(v: &Value, path: String) -> Option<String> {
+        match v {
+            Value::String(s) if s == MARK => Some(path),
+            Value::Array(a) => a.iter().enumerate().find_map(|(i, x)| find(x, format!("{path}[{i}]"))),
+            Value::Object(o) => {
+                o.iter().find_map(|(k, x)| find(x, if path.is_empty() { k.clone() } else { format!("{path}.{k}") }))
+            }
+            _ => None,
+        }
+    }
+    find(&value, String::new()).map(|p| if p.is_empty() { "body".into() } else { p })
+}
+
+/// Path parameters; a malformed id is a 400 problem.
+#[derive(Debug)]
+pub struct ApiPath<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiPath<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(v)| ApiPath(v))
+            .map_err(|e| ApiError::bad_request(format!("{}; ids are UUIDs", e.body_text())))
+    }
+}
+
+/// Query parameters; a malformed one is a 400 problem.
+#[derive(Debug)]
+pub struct ApiQuery<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiQuery<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(v)| ApiQuery(v))
+            .map_err(|e| ApiError::bad_request(e.body_text()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Body {
+        a: f64,
+        b: Option<Vec<f64>>,
+    }
+
+    #[test]
+    fn nan_tokens_are_reported_at_their_field() {
+        let e = parse_json::<Body>(br#"{"a": 1, "b": [1, NaN]}"#).unwrap_err();
+        assert_eq!(e.status(), axum::http::StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(e.problem().errors[0].field, "b[1]");
+    }
+
+    #[test]
+    fn unknown_and_missing_fields_are_named() {
+        assert_eq!(parse_json::<Body>(br#"{"a": 1, "zz": 2}"#).unwrap_err().problem().errors[0].field, "zz");
+        assert_eq!(parse_json::<Body>(br#"{"b": null}"#).unwrap_err().problem().errors[0].field, "a");
+        assert_eq!(parse_json::<Body>(br#"{"a": "x"}"#).unwrap_err().problem().errors[0].field, "a");
+    }
+
+    #[test]
+    fn syntax_errors_are_bad_requests() {
+        assert_eq!(parse_json::<Body>(b"{\"a\": ").unwrap_err().status(), axum::http::StatusCode::BAD_REQUEST);
+        assert_eq!(parse_json::<Body>(br#"{"a": 1} x"#).unwrap_err().status(), axum::http::StatusCode::BAD_REQUEST);
+    }
+}

@@ -1,0 +1,73 @@
+//! bayesd server: the HTTP ask-tell API over studies stored in Postgres or an embedded SQLite file.
+//!
+//! Request flow: [`api`] handlers parse and validate (problem+json errors naming fields, [`error`], [`extract`]),
+//! take the study's write lock through the [`store`] (one transaction per request), run the engine off the async
+//! runtime ([`compute`]), store the result with the policy state, and commit. No linear algebra here.
+
+#![forbid(unsafe_code)]
+
+pub mod api;
+pub mod auth;
+pub mod compute;
+pub mod config;
+pub mod error;
+pub mod extract;
+pub mod idempotency;
+pub mod metrics;
+pub mod store;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use api::{AppState, app, openapi};
+pub use config::Config;
+
+/// Connects to the database, runs migrations, and builds the handlers' state.
+pub async fn state(config: Config) -> anyhow::Result<AppState> {
+    let store = store::connect(&config.database_url, config.db_max_connections).await?;
+    store.migrate().await?;
+    let metrics = Arc::new(metrics::Metrics::default());
+    let compute = Arc::new(compute::Compute::new(
+        config.permits(),
+        Duration::from_millis(config.compute_queue_ms),
+        Duration::from_secs(config.compute_deadline_secs),
+        metrics.clone(),
+    ));
+    Ok(AppState { store: Arc::from(store), config: Arc::new(config), compute, metrics })
+}
+
+/// Serves on `listener` until `shutdown` completes, then drains in-flight requests.
+pub async fn serve(
+    config: Config,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let state = state(config).await?;
+    tracing::info!(addr = %listener.local_addr()?, database = state.store.backend(), "bayesd listening");
+    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await?;
+    Ok(())
+}
+
+/// Completes on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutting down");
+}
