@@ -3,6 +3,7 @@
 mod latency;
 mod plain;
 mod seed000;
+mod seed001;
 mod seed003;
 mod seed004;
 
@@ -14,6 +15,7 @@ pub type SuiteFn = fn(&Args) -> anyhow::Result<SuiteResult>;
 
 /// Every suite with a one-line description.
 pub const SUITES: &[(&str, &str)] = &[
+    ("seed001", "indirect queries (paper 001 §7): CMES/CMETS vs MES/UCB/EI on Branin through LT/NLT and a quad-tree"),
     ("plain", "simple regret of the plain policies on Branin, Hartmann-6, Ackley-6"),
     ("seed004", "unknown kernel hyperparameters: HE-GP-UCB vs MLE, ExpectedUCB, A-GP-UCB (paper 004, App. J)"),
     ("latency", "engine suggest time (gp-ei with refit) against observations and dimension"),
@@ -24,6 +26,7 @@ pub const SUITES: &[(&str, &str)] = &[
 /// The entry point of `name`.
 pub fn find(name: &str) -> Option<SuiteFn> {
     match name {
+        "seed001" => Some(seed001::run),
         "plain" => Some(plain::run),
         "latency" => Some(latency::run),
         "seed000" => Some(seed000::run),

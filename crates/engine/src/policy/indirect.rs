@@ -200,6 +200,10 @@ impl Policy for IndirectPolicy {
     fn suggest(&self, ctx: &Context<'_>, state: &mut PolicyState, count: usize) -> Result<Vec<Candidate>> {
         let ip = indirect(ctx)?;
         let mut st: IndirectState = state.get();
+        if st.cache.cme_lengthscale.is_none() {
+            // Choose ℓ once (recommendations of every policy use the CMP and read this cache).
+            crate::indirect::model::embedding(ctx, ip, &mut st.cache)?;
+        }
         let out = match &self.kind {
             Kind::Baseline(gp) => self.baseline(ctx, ip, gp, &mut st, count)?,
             Kind::Cmes(o) => self.cmes(ctx, ip, o, &mut st, count, false)?,
