@@ -6,6 +6,8 @@ mod seed000;
 mod seed001;
 mod seed003;
 mod seed004;
+mod seed002;
+mod seed002_problems;
 
 use crate::Args;
 use crate::format::SuiteResult;
@@ -21,6 +23,7 @@ pub const SUITES: &[(&str, &str)] = &[
     ("latency", "engine suggest time (gp-ei with refit) against observations and dimension"),
     ("seed000", "control sets with unknown random costs (bocvs vs UCB-PSQ, TS-PSQ, ETC-50): regret against cost"),
     ("seed003", "TRUVAR (NIPS 2016): synthetic BO, LSE with noise levels, SVM grid, lake-like LSE with movement cost"),
+    ("seed002", "unknown context distribution (SBO-KDE, DRBO-KDE vs StableOpt, GP-UCB, DRBO-MMD): cumulative regret"),
 ];
 
 /// The entry point of `name`.
@@ -32,6 +35,7 @@ pub fn find(name: &str) -> Option<SuiteFn> {
         "seed000" => Some(seed000::run),
         "seed004" => Some(seed004::run),
         "seed003" => Some(seed003::run),
+        "seed002" => Some(seed002::run),
         _ => None,
     }
 }

@@ -22,7 +22,7 @@
 //!
 //! Optimiser (deviation, for speed on a CPU): the authors screen 1024 raw samples with all M contexts (DRBO: 32);
 //! we screen `raw_samples` Sobol decisions with the first `screening_contexts` samples, then run L-BFGS with all M
-//! contexts from the best `restarts` of them and the five best observed decisions.
+//! contexts (at most 60 iterations) from the best `restarts` of them and the two best observed decisions.
 
 use std::time::Instant;
 
@@ -107,7 +107,7 @@ impl Default for ContextBoOptions {
             gamma: 0.1,
             raw_samples: 512,
             screening_contexts: 32,
-            restarts: 4,
+            restarts: 3,
             model: ModelOptions::default(),
         }
     }
@@ -343,9 +343,9 @@ impl ContextBo {
                 aggregate: coarse.aggregate,
             };
             let mut starts = screened_starts(&screen, &dspace, self.options.raw_samples, self.options.restarts, seed);
-            starts.extend(top_rows(ctx, 5).into_iter().map(|r| ddims.iter().map(|&j| r[j]).collect::<Vec<f64>>()));
+            starts.extend(top_rows(ctx, 2).into_iter().map(|r| ddims.iter().map(|&j| r[j]).collect::<Vec<f64>>()));
             let opt =
-                maximize(&full, &dspace, &OptimConfig { raw_samples: 1, restarts: 0, max_iter: 100 }, seed, &starts);
+                maximize(&full, &dspace, &OptimConfig { raw_samples: 1, restarts: 0, max_iter: 60 }, seed, &starts);
             let mut x = problem.lift(&opt.x);
             // Predicted: posterior mean and root-mean variance over the contexts of the plan (or the known one).
             let (mu, var) = {
@@ -372,7 +372,11 @@ impl ContextBo {
                     refit: Some(refit),
                     fit_ms: Some(if k == 0 { fit_ms } else { 0.0 }),
                     acquisition_ms: Some(started.elapsed().as_secs_f64() * 1e3),
-                    extra: plan.extra,
+                    extra: {
+                        let mut e = plan.extra;
+                        e.insert("acquisition_evaluations".into(), json!(opt.evaluations));
+                        e
+                    },
                 },
                 ..Default::default()
             });
