@@ -114,3 +114,12 @@ pub fn parallel_map<J: Sync, R: Send>(label: &str, jobs: &[J], f: impl Fn(&J) ->
     });
     results.into_inner().unwrap_or_default().into_iter().map(|r| r.expect("every job ran")).collect()
 }
+
+/// CPU time of the calling thread in milliseconds (Linux `/proc/thread-self/schedstat`; NaN elsewhere): unlike
+/// wall time, other load on the machine does not inflate it.
+pub fn thread_cpu_ms() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()))
+        .map_or(f64::NAN, |ns| ns * 1e-6)
+}

@@ -17,7 +17,7 @@ use serde_json::json;
 use crate::Args;
 use crate::format::{Experiment, Latency, Method, Run, SuiteResult};
 use crate::plot::{Band, plot_experiment};
-use crate::runner::{unit_assignments, unit_parameters};
+use crate::runner::{thread_cpu_ms, unit_assignments, unit_parameters};
 
 /// Runs the suite.
 pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
@@ -79,14 +79,6 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
         println!("  {d:>3} {n:>6} {:>12.1} {:>10.1} {:>14.1}", l.median, l.p95, c.median);
     }
     Ok(result)
-}
-
-/// CPU time of the calling thread in milliseconds (Linux `/proc/thread-self/schedstat`; NaN elsewhere).
-fn thread_cpu_ms() -> f64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()))
-        .map_or(f64::NAN, |ns| ns * 1e-6)
 }
 
 /// One timed suggest at `n` observations in `d` dimensions: (wall ms, thread CPU ms).

@@ -28,7 +28,7 @@ use super::seed002_problems::{Problem, Score, problems};
 use crate::Args;
 use crate::format::{Experiment, Latency, Method, Run, SuiteResult};
 use crate::plot::{Band, plot_experiment};
-use crate::runner::{Outcome, parallel_map, run_loop};
+use crate::runner::{Outcome, parallel_map, run_loop, thread_cpu_ms};
 
 /// The compared algorithms and their roles.
 const METHODS: &[(&str, &str)] = &[
@@ -127,7 +127,7 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
         result.experiments.push(exp);
     }
     if args.selected("timing") {
-        result.experiments.push(timing(args)?);
+        result.experiments.extend(timing(args)?);
     }
     Ok(result)
 }
@@ -202,14 +202,14 @@ fn one_run(p: &Problem, method: &str, seed: u64, budget: usize) -> anyhow::Resul
 }
 
 /// Table 1: wall seconds of 100 evaluations on Ackley (2+1) per method; the curve is the cumulative suggest time.
-fn timing(args: &Args) -> anyhow::Result<Experiment> {
+fn timing(args: &Args) -> anyhow::Result<Vec<Experiment>> {
     let p = problems().into_iter().find(|p| p.name == "ackley").ok_or_else(|| anyhow::anyhow!("no ackley"))?;
     let seeds: Vec<u64> = (100..100 + args.n_seeds(10, 1) as u64).collect();
     let jobs: Vec<(&str, u64)> = methods().into_iter().flat_map(|(m, _)| seeds.iter().map(move |s| (m, *s))).collect();
     let runs = parallel_map("timing", &jobs, |(method, seed)| {
         let spec = spec(&p, method, *seed)?;
         let mut env = StdRng::seed_from_u64(derive_seed(*seed, 0xC0_47E7));
-        let started = Instant::now();
+        let (started, cpu_started) = (Instant::now(), thread_cpu_ms());
         let steps = run_loop(
             spec,
             100,
@@ -225,29 +225,46 @@ fn timing(args: &Args) -> anyhow::Result<Experiment> {
             |_| false,
         )?;
         let wall_s = started.elapsed().as_secs_f64();
+        let cpu_s = (thread_cpu_ms() - cpu_started) / 1e3;
         let ms: Vec<f64> = steps.iter().map(|s| s.suggest_ms).collect();
         let y: Vec<f64> = ms.iter().scan(0.0, |acc, v| Some(*acc + v / 1e3).inspect(|a| *acc = *a)).collect();
-        anyhow::Ok(Run {
+        let run = Run {
             seed: *seed,
             x: (1..=y.len()).map(|i| i as f64).collect(),
             y,
             evaluations: Some(steps.len()),
             wall_s: Some(wall_s),
             suggest_ms: Some(Latency::of(&ms)),
-        })
+        };
+        let cpu = Run { seed: *seed, x: vec![steps.len() as f64], y: vec![cpu_s], ..Default::default() };
+        anyhow::Ok((run, cpu))
     });
-    let methods = methods()
-        .into_iter()
-        .map(|(name, role)| {
-            let rs: Vec<Run> = jobs
-                .iter()
-                .zip(&runs)
-                .filter(|((m, _), _)| *m == name)
-                .filter_map(|(_, r)| r.as_ref().ok().cloned())
-                .collect();
-            Method::new(name, role, rs)
-        })
-        .collect();
+    let collect = |pick: fn(&(Run, Run)) -> Run| -> Vec<Method> {
+        methods()
+            .into_iter()
+            .map(|(name, role)| {
+                let rs: Vec<Run> = jobs
+                    .iter()
+                    .zip(&runs)
+                    .filter(|((m, _), _)| *m == name)
+                    .filter_map(|(_, r)| r.as_ref().ok().map(pick))
+                    .collect();
+                Method::new(name, role, rs)
+            })
+            .collect()
+    };
+    let cpu = Experiment {
+        name: "timing_ackley_100_thread_cpu".into(),
+        description: "Table 1 as CPU seconds of the run's thread (the whole ask-tell loop; insensitive to other load)"
+            .into(),
+        metric: "cpu_seconds".into(),
+        better: "lower".into(),
+        x_axis: "iteration".into(),
+        optimum: None,
+        budget: Some(100.0),
+        methods: collect(|r| r.1.clone()),
+    };
+    let methods = collect(|r| r.0.clone());
     let exp = Experiment {
         name: "timing_ackley_100".into(),
         description: format!(
@@ -263,5 +280,5 @@ fn timing(args: &Args) -> anyhow::Result<Experiment> {
         methods,
     };
     plot_experiment(&exp, &args.out, "seed002_timing", Band::MeanStderr)?;
-    Ok(exp)
+    Ok(vec![exp, cpu])
 }
