@@ -4,10 +4,10 @@ mod latency;
 mod plain;
 mod seed000;
 mod seed001;
-mod seed003;
-mod seed004;
 mod seed002;
 mod seed002_problems;
+mod seed003;
+mod seed004;
 
 use crate::Args;
 use crate::format::SuiteResult;

@@ -11,8 +11,9 @@
 //! penalised problem `uᵀp + λ(p − p̂)ᵀK(p − p̂)` over the simplex (accelerated projected gradient, FISTA, with the
 //! sort-based simplex projection) at the λ* where the constraint becomes tight, found by bisection on ln λ (the
 //! constraint value decreases in λ). The returned p is feasible (the upper end of the bracket) and its weights give
-//! the gradient in x by Danskin's theorem. Tolerances (λ to 1 %, at most 150 FISTA steps, p to 1e-7) trade
-//! accuracy for speed: the solve runs at every acquisition evaluation. The last p and λ warm-start the next call, since the optimiser calls it
+//! the gradient in x by Danskin's theorem. Tolerances: λ to 0.1 %, at most 400 FISTA steps, p to
+//! 1e-9 (looser ones made the gradient inconsistent with the value). The solve runs at every acquisition
+//! evaluation. The last p and λ warm-start the next call, since the optimiser calls it
 //! at nearby x.
 //!
 //! Differences from the code: the authors' grid for `D_c > 1` stacks per-dimension linspaces, giving only
@@ -132,7 +133,7 @@ impl MmdBall {
         let mut p = start.to_vec();
         let mut y = p.clone();
         let mut t = 1.0f64;
-        for _ in 0..150 {
+        for _ in 0..400 {
             let diff: Vec<f64> = y.iter().zip(&self.p_hat).map(|(a, b)| a - b).collect();
             let kd = matvec(&self.kmat, &diff);
             let z: Vec<f64> = (0..y.len()).map(|i| y[i] - step * (u[i] + 2.0 * lambda * kd[i])).collect();
@@ -142,7 +143,7 @@ impl MmdBall {
             y = (0..next.len()).map(|i| next[i] + (t - 1.0) / t_next * (next[i] - p[i])).collect();
             p = next;
             t = t_next;
-            if change < 1e-7 {
+            if change < 1e-9 {
                 break;
             }
         }
@@ -199,7 +200,7 @@ impl MmdBall {
                 lo = hi;
             }
         }
-        while hi / lo > 1.0 + 1e-2 {
+        while hi / lo > 1.0 + 1e-3 {
             lam = (lo * hi).sqrt();
             let q = self.penalised(u, lam, &p_hi);
             if self.mmd2(&q) <= d2 {
