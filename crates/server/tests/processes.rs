@@ -138,6 +138,11 @@ fn crash_and_resume(url: &str) {
         })();
         match step {
             Ok(id) => {
+                // If the round finished before the kill landed, wait for it: the next request then meets a dead
+                // server, so the restart path is exercised however loaded the machine is.
+                if let Some(k) = killer.take() {
+                    k.join().unwrap();
+                }
                 acked.push(id);
                 pending = None;
                 round += 1;
