@@ -30,8 +30,7 @@ use rand::{SeedableRng, rngs::StdRng};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::design::{design_candidate, design_index, initial_design_point};
-use super::model::{FittedModel, ModelOptions, ModelState, fit_model, stored_model_state, top_rows};
+use super::model::{FittedModel, ModelOptions, design_then_model, fit_model, stored_model_state, top_rows};
 use super::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, parse_options};
 use crate::acquisition::Acquisition;
 use crate::acquisition::context::{Aggregate, ContextAcquisition, ContextUcb, MeanOfFirst, Minimum, WorstCaseTv};
@@ -111,11 +110,6 @@ impl Default for ContextBoOptions {
             model: ModelOptions::default(),
         }
     }
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct ContextBoState {
-    model: ModelState,
 }
 
 /// A context policy.
@@ -209,29 +203,8 @@ impl Policy for ContextBo {
     }
 
     fn suggest(&self, ctx: &Context<'_>, state: &mut PolicyState, count: usize) -> Result<Vec<Candidate>> {
-        let dspace = ctx.problem.decision_space();
         let n_init = self.initial_design(ctx.problem.decision.len()) as u64;
-        let mut out = Vec::with_capacity(count);
-        let mut index = design_index(ctx);
-        while out.len() < count && (index < n_init || ctx.data.n() == 0) {
-            out.push(design_candidate(ctx, &initial_design_point(&dspace, index, ctx.study_seed), "initial_design"));
-            index += 1;
-        }
-        if out.len() == count {
-            return Ok(out);
-        }
-        let mut st: ContextBoState = state.get();
-        let Ok(Some(fitted)) = fit_model(ctx, &mut st.model, &self.options.model) else {
-            while out.len() < count {
-                out.push(design_candidate(ctx, &initial_design_point(&dspace, index, ctx.study_seed), "fallback"));
-                index += 1;
-            }
-            return Ok(out);
-        };
-        state.set(&st);
-        let remaining = count - out.len();
-        out.extend(self.model_step(ctx, fitted, remaining)?);
-        Ok(out)
+        design_then_model(ctx, state, count, n_init, &self.options.model, |fitted, n| self.model_step(ctx, fitted, n))
     }
 
     fn recommend(&self, ctx: &Context<'_>, state: &PolicyState) -> Result<Option<Recommendation>> {

@@ -14,8 +14,7 @@ use rand::{SeedableRng, rngs::StdRng};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::design::{design_candidate, design_index, initial_design_point};
-use super::model::{FittedModel, ModelOptions, ModelState, fit_model, top_rows};
+use super::model::{FittedModel, ModelOptions, design_then_model, top_rows};
 use super::{Candidate, Context, Diagnostics, Policy, PolicyState, parse_options};
 use crate::acquisition::{
     Acquisition, Expected, LogEi, MaxValueSampler, Mes, Pi, ThompsonSample, Ucb, sample_max_values,
@@ -83,12 +82,6 @@ impl Default for GpBoOptions {
     }
 }
 
-/// State carried between calls.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct GpBoState {
-    model: ModelState,
-}
-
 /// A plain GP-BO policy.
 #[derive(Debug, Clone)]
 pub struct GpBo {
@@ -151,30 +144,8 @@ impl Policy for GpBo {
     }
 
     fn suggest(&self, ctx: &Context<'_>, state: &mut PolicyState, count: usize) -> Result<Vec<Candidate>> {
-        let dspace = ctx.problem.decision_space();
         let n_init = self.initial_design(ctx.problem.decision.len()) as u64;
-        let mut out = Vec::with_capacity(count);
-        let mut index = design_index(ctx);
-        while out.len() < count && (index < n_init || ctx.data.n() == 0) {
-            out.push(design_candidate(ctx, &initial_design_point(&dspace, index, ctx.study_seed), "initial_design"));
-            index += 1;
-        }
-        if out.len() == count {
-            return Ok(out);
-        }
-        let mut st: GpBoState = state.get();
-        // A model that cannot be fitted must not stop the study: fall back to the design sequence.
-        let Ok(Some(fitted)) = fit_model(ctx, &mut st.model, &self.options.model) else {
-            while out.len() < count {
-                out.push(design_candidate(ctx, &initial_design_point(&dspace, index, ctx.study_seed), "fallback"));
-                index += 1;
-            }
-            return Ok(out);
-        };
-        state.set(&st);
-        let remaining = count - out.len();
-        out.extend(self.model_step(ctx, fitted, remaining)?);
-        Ok(out)
+        design_then_model(ctx, state, count, n_init, &self.options.model, |fitted, n| self.model_step(ctx, fitted, n))
     }
 }
 

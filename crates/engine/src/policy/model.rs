@@ -5,7 +5,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Context, PolicyState, Recommendation};
+use super::design::{design_candidate, design_index, initial_design_point};
+use super::{Candidate, Context, PolicyState, Recommendation};
 use crate::acquisition::{Acquisition, Ucb};
 use crate::error::Result;
 use crate::gp::{self, Gp, GpConfig, Hyperparameters};
@@ -104,6 +105,47 @@ pub struct ModelState {
     pub hypers: Option<Hyperparameters>,
     /// Number of observations at that fit.
     pub fitted_at: usize,
+}
+
+/// State of a policy whose only state is its model (`gp_bo`, `context_bo`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct ModelPolicyState {
+    model: ModelState,
+}
+
+/// The suggest skeleton of the model-based policies: the Sobol initial design for the first `n_init` points, then
+/// `model_step(fitted, remaining)` on the fitted standard GP. A model that cannot be fitted must not stop the study:
+/// the design sequence continues instead (phase `fallback`).
+pub(crate) fn design_then_model(
+    ctx: &Context<'_>,
+    state: &mut PolicyState,
+    count: usize,
+    n_init: u64,
+    options: &ModelOptions,
+    model_step: impl FnOnce(FittedModel, usize) -> Result<Vec<Candidate>>,
+) -> Result<Vec<Candidate>> {
+    let dspace = ctx.problem.decision_space();
+    let mut out = Vec::with_capacity(count);
+    let mut index = design_index(ctx);
+    while out.len() < count && (index < n_init || ctx.data.n() == 0) {
+        out.push(design_candidate(ctx, &initial_design_point(&dspace, index, ctx.study_seed), "initial_design"));
+        index += 1;
+    }
+    if out.len() == count {
+        return Ok(out);
+    }
+    let mut st: ModelPolicyState = state.get();
+    let Ok(Some(fitted)) = fit_model(ctx, &mut st.model, options) else {
+        while out.len() < count {
+            out.push(design_candidate(ctx, &initial_design_point(&dspace, index, ctx.study_seed), "fallback"));
+            index += 1;
+        }
+        return Ok(out);
+    };
+    state.set(&st);
+    let remaining = count - out.len();
+    out.extend(model_step(fitted, remaining)?);
+    Ok(out)
 }
 
 /// A GP ready for use, and how it was obtained.
