@@ -184,19 +184,11 @@ pub async fn list_suggestions(
     if state.store.get_study(study_id).await?.is_none() {
         return Err(ApiError::not_found("study", study_id));
     }
-    // Expired suggestions are still `open` in storage until the next write; filter on the state shown.
-    let stored_state = match q.state.as_deref() {
-        Some("abandoned") => None,
-        other => other,
-    };
-    let rows = state.store.list_suggestions(study_id, stored_state, page).await?;
+    // The store filters on the state shown (expired open suggestions count as abandoned) before paging.
     let now = Utc::now();
+    let rows = state.store.list_suggestions(study_id, q.state.as_deref(), now, page).await?;
     let next_cursor = next_cursor(page, rows.len(), rows.last().map(|r| r.seq));
-    let suggestions = rows
-        .iter()
-        .map(|r| suggestion_resource(r, now))
-        .filter(|s| q.state.as_deref().is_none_or(|want| s.state == want))
-        .collect();
+    let suggestions = rows.iter().map(|r| suggestion_resource(r, now)).collect();
     Ok(axum::Json(SuggestionPage { suggestions, next_cursor }))
 }
 

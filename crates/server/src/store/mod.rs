@@ -174,11 +174,14 @@ pub trait Store: Send + Sync + 'static {
     fn get_study(&self, id: Uuid) -> BoxFut<'_, StoreResult<Option<StudyRow>>>;
     /// Studies in creation order.
     fn list_studies(&self, page: Page) -> BoxFut<'_, StoreResult<Vec<StudyRow>>>;
-    /// A study's suggestions in order, optionally of one state.
+    /// A study's suggestions in order, optionally only those in one state as clients see it at `now`: an open
+    /// suggestion whose `expires_at` is not after `now` counts as `abandoned` (even before a write stores that).
+    /// The filter is part of the query, so a page holds up to `page.limit` matching rows.
     fn list_suggestions<'a>(
         &'a self,
         study_id: Uuid,
         state: Option<&'a str>,
+        now: DateTime<Utc>,
         page: Page,
     ) -> BoxFut<'a, StoreResult<Vec<SuggestionRow>>>;
     /// One suggestion of a study.

@@ -230,18 +230,25 @@ macro_rules! sql_store {
                 &'a self,
                 study_id: Uuid,
                 state: Option<&'a str>,
+                now: DateTime<Utc>,
                 page: Page,
             ) -> BoxFut<'a, StoreResult<Vec<SuggestionRow>>> {
                 Box::pin(async move {
+                    // The state clients see: an open suggestion past its expiry ($5) is abandoned.
                     let sql = concat!(
                         suggestion_select!(),
-                        " WHERE study_id = $1 AND ($2 IS NULL OR state = $2) AND seq > $3 ORDER BY seq LIMIT $4"
+                        " WHERE study_id = $1 AND seq > $3 AND ($2 IS NULL \
+                         OR ($2 = 'open' AND state = 'open' AND (expires_at IS NULL OR expires_at > $5)) \
+                         OR ($2 = 'abandoned' AND (state = 'abandoned' OR (state = 'open' AND expires_at <= $5))) \
+                         OR ($2 = 'completed' AND state = 'completed')) \
+                         ORDER BY seq LIMIT $4"
                     );
                     let rows = sqlx::query(sql)
                         .bind(study_id)
                         .bind(state)
                         .bind(page.after)
                         .bind(page.limit)
+                        .bind(now)
                         .fetch_all(&self.pool)
                         .await?;
                     rows.iter().map(suggestion_of).collect()
