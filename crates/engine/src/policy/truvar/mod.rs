@@ -25,7 +25,7 @@ pub mod sets;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-pub use lookahead::{Lookahead, truncated_reduction};
+pub use lookahead::{Lookahead, PriorGram, truncated_reduction};
 use sets::{Epoch, Schedule, potential_maximizers, split_level_set};
 
 use super::design::{design_candidate, design_index, initial_design_point};
@@ -106,6 +106,10 @@ pub struct Truvar {
     options: TruvarOptions,
     /// Level index when `noise_level` is given.
     level: Option<usize>,
+    /// The domain's prior Gram of the last suggestion, reused while the hyperparameters are unchanged (a study
+    /// driven in one process, such as a bench loop, then evaluates the kernel on D × D once per hyperparameter
+    /// setting instead of once per step).
+    prior: std::sync::Arc<std::sync::Mutex<Option<PriorGram>>>,
 }
 
 impl Truvar {
@@ -146,7 +150,7 @@ impl Truvar {
                 }
             },
         };
-        if errors.is_empty() { Ok(Self { options, level }) } else { Err(errors) }
+        if errors.is_empty() { Ok(Self { options, level, prior: Default::default() }) } else { Err(errors) }
     }
 
     fn level_set(problem: &Problem) -> Option<f64> {
@@ -282,6 +286,8 @@ impl Truvar {
         if previous.is_none() && !ctx.data.last_x.is_empty() {
             previous = Some(ctx.data.last_x.clone());
         }
+        // The cached prior covariances k(S, D) (see `PriorGram`); `None`: domain too large.
+        let mut slot = self.prior.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut out = Vec::with_capacity(count);
         for _ in 0..count {
             let started = std::time::Instant::now();
@@ -290,23 +296,36 @@ impl Truvar {
             let (_, var_m) = gp.posterior_batch(&rows(domain, &m_idx, d));
             let active: Vec<usize> =
                 m_idx.iter().zip(&var_m).filter(|(_, v)| beta * *v / s2 > eta2).map(|(&i, _)| i).collect();
-            let look = Lookahead::new(&gp, &rows(domain, &active, d));
+            let mut look = Lookahead::new(&gp, &rows(domain, &active, d));
+            if slot.as_ref().is_none_or(|g| !g.serves(&gp, domain, &active)) {
+                // Rows: this step's M and those of the Gram being replaced if it had the same hyperparameters
+                // (so that a set M that grows back in the non-monotonic variant does not rebuild it every step).
+                let mut s = active.clone();
+                if let Some(g) = slot.as_ref().filter(|g| g.serves(&gp, domain, &[])) {
+                    s.extend(g.rows());
+                    s.sort_unstable();
+                    s.dedup();
+                }
+                *slot = PriorGram::new(&gp, domain, &s);
+            }
+            if let Some(g) = slot.as_mut() {
+                g.ensure_columns(&cand_idx);
+            }
+            if let Some(g) = slot.as_ref() {
+                look = look.with_prior(g, &active);
+            }
+            let noises: Vec<f64> =
+                levels.iter().map(|&level| hom + meas.level_variance(level).unwrap_or(0.0) / s2).collect();
             let mut best: Option<(f64, usize, Option<usize>, f64, f64)> = None; // score, index, level, reduction, cost
             let mut fallback: Option<(f64, usize, Option<usize>, f64)> = None; // variance per cost
             for chunk in cand_idx.chunks(256) {
                 let xs = rows(domain, chunk, d);
-                let (var_x, cov) = look.cross(&xs);
+                let (var_x, reductions) = look.truncated_reductions(&xs, chunk, &noises, beta, eta2);
                 for (k, &i) in chunk.iter().enumerate() {
                     let x = &domain[i * d..(i + 1) * d];
-                    let col = cov.col_as_slice(k);
-                    for &level in &levels {
-                        let noise = hom + meas.level_variance(level).unwrap_or(0.0) / s2;
+                    for (l, (&level, &noise)) in levels.iter().zip(&noises).enumerate() {
                         let cost = meas.cost(x, level, previous.as_deref()).max(1e-12);
-                        let r = if look.is_empty() {
-                            0.0
-                        } else {
-                            truncated_reduction(&look.var_m, col, var_x[k], noise, beta, eta2)
-                        };
+                        let r = if look.is_empty() { 0.0 } else { reductions[k * noises.len() + l] };
                         let score = r / cost;
                         if score > 0.0 && best.is_none_or(|b| score > b.0) {
                             best = Some((score, i, level, r, cost));
