@@ -4,6 +4,7 @@
 //! `DIR/<suite>.json` (format: `shared/bench-format.md`) and one SVG per experiment, and prints a summary table.
 
 mod format;
+mod httpc;
 mod plot;
 mod runner;
 mod stats;

@@ -42,7 +42,7 @@ pub struct Problem {
 }
 
 /// An error answered to a client.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ApiError {
     status: StatusCode,
     kind: &'static str,

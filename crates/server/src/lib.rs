@@ -34,7 +34,7 @@ pub async fn state(config: Config) -> anyhow::Result<AppState> {
         Duration::from_secs(config.compute_deadline_secs),
         metrics.clone(),
     ));
-    Ok(AppState { store: Arc::from(store), config: Arc::new(config), compute, metrics })
+    Ok(AppState { store: Arc::from(store), config: Arc::new(config), compute, metrics, observations: Arc::default() })
 }
 
 /// Serves on `listener` until `shutdown` completes, then drains in-flight requests.

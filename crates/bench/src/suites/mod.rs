@@ -1,5 +1,6 @@
 //! The suites. Each is a function from the command line to a [`SuiteResult`]; it writes its own SVGs.
 
+mod http;
 mod latency;
 mod plain;
 mod seed000;
@@ -20,6 +21,7 @@ pub const SUITES: &[(&str, &str)] = &[
     ("seed001", "indirect queries (paper 001 §7): CMES/CMETS vs MES/UCB/EI on Branin through LT/NLT and a quad-tree"),
     ("plain", "simple regret of the plain policies on Branin, Hartmann-6, Ackley-6"),
     ("seed004", "unknown kernel hyperparameters: HE-GP-UCB vs MLE, ExpectedUCB, A-GP-UCB (paper 004, App. J)"),
+    ("http", "release server on SQLite and Postgres: suggest latency against n (d = 6), observe throughput"),
     ("latency", "engine suggest time (gp-ei with refit) against observations and dimension"),
     ("seed000", "control sets with unknown random costs (bocvs vs UCB-PSQ, TS-PSQ, ETC-50): regret against cost"),
     ("seed003", "TRUVAR (NIPS 2016): synthetic BO, LSE with noise levels, SVM grid, lake-like LSE with movement cost"),
@@ -31,6 +33,7 @@ pub fn find(name: &str) -> Option<SuiteFn> {
     match name {
         "seed001" => Some(seed001::run),
         "plain" => Some(plain::run),
+        "http" => Some(http::run),
         "latency" => Some(latency::run),
         "seed000" => Some(seed000::run),
         "seed004" => Some(seed004::run),

@@ -1,5 +1,6 @@
 //! The HTTP API: router, OpenAPI document, shared state, and the conversions between stored rows and resources.
 
+mod group_commit;
 mod insight;
 mod observations;
 mod studies;
@@ -39,6 +40,8 @@ pub struct AppState {
     pub compute: Arc<Compute>,
     /// The metrics.
     pub metrics: Arc<Metrics>,
+    /// Single observations waiting for their study's group commit.
+    pub observations: Arc<group_commit::ObservationQueue>,
 }
 
 #[derive(OpenApi)]

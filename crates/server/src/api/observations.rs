@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
+use super::group_commit::ObservationQueue;
 use super::types::{CreateObservation, CreateObservationBatch, ObservationList, ObservationPage, ObservationResource};
 use super::{
     AppState, conflict_as, engine_study, expire_open, json_response, lock, next_cursor, observation_record,
@@ -17,7 +18,7 @@ use super::{
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::idempotency::Idempotency;
-use crate::store::{ObservationRow, Page, StoreError, StudyRow, StudyTx};
+use crate::store::{ObservationRow, Page, StoreError, StoreResult, StudyRow, StudyTx};
 
 fn prefixed(prefix: &str, errors: Vec<FieldError>) -> ApiError {
     ApiError::validation(
@@ -30,35 +31,46 @@ fn prefixed(prefix: &str, errors: Vec<FieldError>) -> ApiError {
     )
 }
 
-/// Validates and stores one observation inside the study transaction, updating `study`'s counters.
-async fn observe(
+/// An observation checked under the study lock and ready to write.
+pub(super) struct Prepared {
+    pub(super) row: ObservationRow,
+    /// The open suggestion it completes.
+    completes: Option<Uuid>,
+}
+
+/// Checks one observation inside the study transaction without writing anything: the outer error is a storage
+/// failure (the transaction is unusable), the inner one the client's mistake (nothing was written for it).
+pub(super) async fn prepare(
     tx: &mut Box<dyn StudyTx>,
-    study: &mut StudyRow,
+    study: &StudyRow,
     engine: &Study,
     body: CreateObservation,
     prefix: &str,
     now: DateTime<Utc>,
-) -> ApiResult<ObservationRow> {
+) -> StoreResult<ApiResult<Prepared>> {
     let field = |f: &str| if prefix.is_empty() { f.to_string() } else { format!("{prefix}.{f}") };
     let mut assignments = Map::new();
     let mut extra = Map::new();
     if let Some(sid) = body.suggestion_id {
-        let s = tx.suggestion(sid).await?.ok_or_else(|| {
-            ApiError::field(field("suggestion_id"), format!("no suggestion with id {sid} in this study"))
-        })?;
+        let Some(s) = tx.suggestion(sid).await? else {
+            return Ok(Err(ApiError::field(
+                field("suggestion_id"),
+                format!("no suggestion with id {sid} in this study"),
+            )));
+        };
         match s.state.as_str() {
             "completed" => {
-                return Err(ApiError::conflict(
+                return Ok(Err(ApiError::conflict(
                     "suggestion-completed",
                     format!("suggestion {sid} already has an observation; each suggestion is observed once"),
-                ));
+                )));
             }
             "abandoned" => {
                 let why = if s.abandon_reason.as_deref() == Some("expired") { "expired" } else { "was abandoned" };
-                return Err(ApiError::conflict(
+                return Ok(Err(ApiError::conflict(
                     "suggestion-abandoned",
                     format!("suggestion {sid} {why}; report the run without suggestion_id, or ask for a new one"),
-                ));
+                )));
             }
             _ => {}
         }
@@ -70,9 +82,8 @@ async fn observe(
                 extra.insert(k.into(), v.clone());
             }
         }
-        tx.close_suggestion(sid, "completed", now, None).await?;
     } else if body.assignments.is_none() {
-        return Err(ApiError::field(field("assignments"), "required when there is no suggestion_id"));
+        return Ok(Err(ApiError::field(field("assignments"), "required when there is no suggestion_id")));
     }
     if let Some(a) = body.assignments {
         assignments.extend(a);
@@ -100,14 +111,43 @@ async fn observe(
         extra: Value::Object(extra),
         created_at: now,
     };
-    engine.validate_observation(&observation_record(&row)).map_err(|e| prefixed(prefix, e))?;
-    tx.insert_observation(&row).await.map_err(conflict_as(
+    if let Err(e) = engine.validate_observation(&observation_record(&row)) {
+        return Ok(Err(prefixed(prefix, e)));
+    }
+    Ok(Ok(Prepared { row, completes: body.suggestion_id }))
+}
+
+/// Writes a prepared observation (completing its suggestion) and updates `study`'s counters.
+pub(super) async fn apply(
+    tx: &mut Box<dyn StudyTx>,
+    study: &mut StudyRow,
+    p: &Prepared,
+    now: DateTime<Utc>,
+) -> ApiResult<()> {
+    if let Some(sid) = p.completes {
+        tx.close_suggestion(sid, "completed", now, None).await?;
+    }
+    tx.insert_observation(&p.row).await.map_err(conflict_as(
         "suggestion-completed",
         "the suggestion already has an observation; each suggestion is observed once",
     ))?;
     study.n_observations += 1;
-    study.total_cost += row.cost.unwrap_or(0.0);
-    Ok(row)
+    study.total_cost += p.row.cost.unwrap_or(0.0);
+    Ok(())
+}
+
+/// Validates and stores one observation inside the study transaction, updating `study`'s counters.
+async fn observe(
+    tx: &mut Box<dyn StudyTx>,
+    study: &mut StudyRow,
+    engine: &Study,
+    body: CreateObservation,
+    prefix: &str,
+    now: DateTime<Utc>,
+) -> ApiResult<ObservationRow> {
+    let p = prepare(tx, study, engine, body, prefix, now).await??;
+    apply(tx, study, &p, now).await?;
+    Ok(p.row)
 }
 
 /// Shared preamble of the two POST routes: lock, replay, refuse archived studies, expire suggestions.
@@ -178,13 +218,7 @@ pub async fn create_observation(
     body: ApiJson<CreateObservation>,
 ) -> ApiResult<Response> {
     let idem = Idempotency::from_request(&headers, format!("POST /v1/studies/{study_id}/observations"), &body.raw)?;
-    let (mut tx, mut study, engine) = match begin(&state, study_id, &idem).await? {
-        Ok(parts) => parts,
-        Err(replay) => return Ok(replay),
-    };
-    let row = observe(&mut tx, &mut study, &engine, body.value, "", Utc::now()).await?;
-    let body = to_json(&observation_resource(&row))?;
-    finish(tx, study, &idem, &body).await
+    ObservationQueue::submit(&state, study_id, body.value, idem).await
 }
 
 /// Imports observations in bulk, all or none.
