@@ -115,6 +115,9 @@ async fn writer(state: AppState, study_id: Uuid) {
 
 type Reply = oneshot::Sender<ApiResult<Response>>;
 
+/// A failure that voids the group's transaction: the error and the requests not reached yet.
+type Failure = Box<(ApiError, Vec<Reply>)>;
+
 /// Stores one group in one study transaction and answers every request in it: requests that write nothing
 /// (replays, client errors) at once, stored ones after the commit.
 async fn store_group(state: &AppState, study_id: Uuid, group: Vec<Queued>) {
@@ -125,7 +128,8 @@ async fn store_group(state: &AppState, study_id: Uuid, group: Vec<Queued>) {
                 let _ = reply.send(Ok(json_response(StatusCode::CREATED, &body)));
             }
         }
-        Err((e, rest)) => {
+        Err(failure) => {
+            let (e, rest) = *failure;
             for reply in stored.into_iter().map(|(r, _)| r).chain(rest) {
                 let _ = reply.send(Err(e.clone()));
             }
@@ -140,11 +144,11 @@ async fn store_in_transaction(
     study_id: Uuid,
     group: Vec<Queued>,
     stored: &mut Vec<(Reply, serde_json::Value)>,
-) -> Result<(), (ApiError, Vec<Reply>)> {
+) -> Result<(), Failure> {
     let replies = |group: Vec<Queued>| group.into_iter().map(|q| q.reply).collect::<Vec<_>>();
     let mut tx = match lock(state, study_id).await {
         Ok(tx) => tx,
-        Err(e) => return Err((e, replies(group))),
+        Err(e) => return Err(Box::new((e, replies(group)))),
     };
     let mut study = tx.study().clone();
     let now = Utc::now();
@@ -158,7 +162,7 @@ async fn store_in_transaction(
         };
         match setup.await {
             Ok(engine) => Some(engine),
-            Err(e) => return Err((e, replies(group))),
+            Err(e) => return Err(Box::new((e, replies(group)))),
         }
     };
     let mut group = group.into_iter();
@@ -166,7 +170,7 @@ async fn store_in_transaction(
         let fail = |e: ApiError, reply: Reply, group: std::vec::IntoIter<Queued>| {
             let mut left = vec![reply];
             left.extend(group.map(|q| q.reply));
-            Err((e, left))
+            Err(Box::new((e, left)))
         };
         // Read inside the transaction, so a key used twice in one group is replayed the second time.
         if let Some(idem) = &idem {
@@ -214,13 +218,13 @@ async fn store_in_transaction(
     study.status = status_for(&study);
     study.updated_at = Utc::now();
     if let Err(e) = tx.update_study(&study).await {
-        return Err((e.into(), Vec::new()));
+        return Err(Box::new((e.into(), Vec::new())));
     }
     tx.commit().await.map_err(|e| {
         let e = match e {
             StoreError::Conflict(_) => ApiError::conflict("conflict", "a concurrent request changed the study; retry"),
             other => other.into(),
         };
-        (e, Vec::new())
+        Box::new((e, Vec::new()))
     })
 }
