@@ -105,6 +105,12 @@ pub fn log_norm_cdf(z: f64) -> f64 {
     }
 }
 
+/// True where [`log_norm_cdf`] is exactly −0: from z/√2 ≥ 28 on, `libm::erfc` underflows to 0 (its last branch
+/// returns 2⁻¹⁰²²·2⁻¹⁰²²) and `ln_1p(−0) = −0`. A sum of `ln Φ` terms may skip these terms without changing a bit.
+pub fn log_norm_cdf_vanishes(z: f64) -> bool {
+    z / std::f64::consts::SQRT_2 >= 28.0
+}
+
 /// Inverse Mills ratio φ(z)/Φ(z), stable for very negative z (where it tends to −z).
 pub fn inv_mills(z: f64) -> f64 {
     if z > -3.0 {
@@ -143,6 +149,23 @@ pub fn d_log_h(z: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_norm_cdf_is_negative_zero_where_it_vanishes() {
+        let edge = 28.0 * std::f64::consts::SQRT_2;
+        let mut z = edge * (1.0 - 1e-12);
+        for _ in 0..2000 {
+            if log_norm_cdf_vanishes(z) {
+                assert_eq!(log_norm_cdf(z).to_bits(), (-0.0f64).to_bits(), "z = {z}");
+            }
+            z = f64::from_bits(z.to_bits() + 1);
+        }
+        assert!(log_norm_cdf_vanishes(edge * (1.0 + 1e-12)) && !log_norm_cdf_vanishes(edge * (1.0 - 1e-12)));
+        for z in [40.0, 41.0, 1e3, 1e300, f64::INFINITY] {
+            assert!(log_norm_cdf_vanishes(z));
+            assert_eq!(log_norm_cdf(z).to_bits(), (-0.0f64).to_bits());
+        }
+    }
 
     fn rel(a: f64, b: f64) -> f64 {
         (a - b).abs() / b.abs().max(1e-300)
