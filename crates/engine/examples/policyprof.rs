@@ -41,6 +41,37 @@ fn main() {
             "objective": {"goal": "minimize"},
             "candidates": {"grid": {"x0": {"count": 25}, "x1": {"count": 14}, "x2": {"count": 4}}},
             "algorithm": {"name": algo, "options": {"refit_every": 3, "initial_design": 1}}, "seed": seed}),
+        "cvs" => {
+            let params: Vec<Value> = (0..12)
+                .map(|i| {
+                    json!({"name": format!("x{i}"), "type": "float", "low": 0, "high": 1,
+                    "distribution": {"type": "truncated_normal", "mean": 0.5, "variance": 0.02}})
+                })
+                .collect();
+            let sets = [
+                vec![0, 1, 2],
+                vec![3, 4, 5],
+                vec![6, 7, 8],
+                vec![9, 10, 11],
+                (0..6).collect(),
+                (6..12).collect(),
+                (0..12).collect::<Vec<usize>>(),
+            ];
+            let costs = [0.01, 0.01, 0.01, 0.1, 0.1, 0.1, 1.0];
+            let sets: Vec<Value> = sets
+                .iter()
+                .zip(costs)
+                .enumerate()
+                .map(|(k, (s, c))| {
+                    json!({"name": format!("s{k}"),
+                    "parameters": s.iter().map(|i| format!("x{i}")).collect::<Vec<_>>(), "cost": c})
+                })
+                .collect();
+            let samples: usize = std::env::var("MC").ok().and_then(|v| v.parse().ok()).unwrap_or(32);
+            json!({"parameters": params, "control_sets": sets,
+                "algorithm": {"name": algo, "options": {"mc_samples": samples, "raw_samples": samples, "restarts": 1,
+                    "refit_every": 10, "explore_cost": 15.0}}, "seed": seed})
+        }
         other => panic!("unknown scenario {other}"),
     };
     let spec: StudySpec = serde_json::from_value(spec).unwrap();
@@ -63,22 +94,37 @@ fn main() {
         let get = |k: &str| s.assignments.get(k).and_then(Value::as_f64).unwrap_or(0.0);
         let x: Vec<f64> = match scenario {
             "grid" => vec![get("x0"), get("x1"), get("x2")],
+            // Uncontrolled parameters are drawn by the objective (here: their mean plus a fixed perturbation).
+            "cvs" => (0..12)
+                .map(|i| {
+                    s.assignments
+                        .get(&format!("x{i}"))
+                        .and_then(Value::as_f64)
+                        .unwrap_or(0.5 + 0.1 * rng.random::<f64>() - 0.05)
+                })
+                .collect(),
             _ => vec![get("x0"), get("x1")],
         };
         x.iter().for_each(|v| mix(v.to_bits()));
         s.noise_level.as_deref().unwrap_or("").bytes().for_each(|b| mix(u64::from(b)));
-        if t < 3 || t + 1 == budget {
+        if t < 3 || t + 1 == budget || std::env::var("SHOW_ALL").is_ok() {
             shown.push(format!("{t}: {x:?} {:?}", s.noise_level));
         }
         let value = match scenario {
             "grid" => -f2(&[x[0] / 24.0, x[1] / 13.0]) + 0.05 * x[2],
+            "cvs" => f2(&x[..2]) - x[2..6].iter().map(|v| (v - 0.3).powi(2)).sum::<f64>(),
             _ => f2(&x) + 1e-3 * rng.random::<f64>(),
         };
+        let assignments = match scenario {
+            "cvs" => x.iter().enumerate().map(|(i, v)| (format!("x{i}"), json!(v))).collect(),
+            _ => s.assignments.clone(),
+        };
         history.observations.push(ObservationRecord {
-            assignments: s.assignments.clone(),
+            assignments,
             value: Some(value),
             cost: s.expected_cost,
             noise_level: s.noise_level.clone(),
+            control_set: s.control_set.clone(),
             ..Default::default()
         });
     }

@@ -25,7 +25,7 @@ pub use prior::Bounds;
 pub use sample::PathwiseSample;
 
 use crate::error::{Error, Result};
-use crate::kernel::Kernel;
+use crate::kernel::{Kernel, Prepared, Scaled};
 use crate::linalg::Cholesky;
 
 /// Training data: `n` row-major points of dimension `d`, targets, and optional known noise variances (raw units).
@@ -207,6 +207,10 @@ pub struct Gp {
     noise: Vec<f64>,
     chol: Cholesky,
     alpha: Vec<f64>,
+    /// The kernel prepared for `hypers.theta` and the training inputs scaled for it, kept so that predictions do
+    /// not redo both per call (the same values `Kernel::cross*` would compute).
+    prepared: Prepared,
+    scaled_x: Scaled,
 }
 
 impl Gp {
@@ -243,7 +247,11 @@ impl Gp {
         let chol = Cholesky::factor(k)?;
         let r: Vec<f64> = r0.iter().map(|v| v - hypers.mean).collect();
         let alpha = chol.solve(&r);
+        let prepared = config.kernel.prepare(&hypers.theta);
+        let scaled_x = prepared.scale(&x);
         Ok(Self {
+            prepared,
+            scaled_x,
             kernel: config.kernel.clone(),
             prior_mean: config.prior_mean.clone(),
             hypers,
@@ -310,7 +318,7 @@ impl Gp {
     /// Posterior mean and variance of the latent f at `x` (raw units).
     pub fn posterior(&self, x: &[f64]) -> (f64, f64) {
         let mut k = vec![0.0; self.n()];
-        self.kernel.cross_vec(&self.hypers.theta, x, &self.x, &mut k);
+        self.prepared.cross_vec(&self.prepared.scale(x), &self.scaled_x, &mut k);
         let mean = dot(&k, &self.alpha);
         let v = self.chol.solve_l(&k);
         let var = (self.kernel.prior_variance(&self.hypers.theta) - dot(&v, &v)).max(0.0);
@@ -322,7 +330,7 @@ impl Gp {
         let (n, d) = (self.n(), self.d);
         let mut k = vec![0.0; n];
         let mut dk = vec![0.0; n * d];
-        self.kernel.cross_vec_grad(&self.hypers.theta, x, &self.x, &mut k, &mut dk);
+        self.prepared.cross_vec_grad(&self.prepared.scale(x), &self.scaled_x, &mut k, &mut dk);
         let mean = dot(&k, &self.alpha);
         let mut v = crate::linalg::col(&k);
         self.chol.solve_l_in_place(v.as_mut());
@@ -362,7 +370,7 @@ impl Gp {
             let pv = self.prior_variance();
             return (xs.chunks_exact(d).map(|x| self.raw_mean(x, 0.0)).collect(), vec![pv; m]);
         }
-        let mut kt = self.kernel.cross(&self.hypers.theta, &self.x, xs); // n × m
+        let mut kt = self.prepared.cross(&self.scaled_x, &self.prepared.scale(xs)); // n × m
         let means: Vec<f64> =
             (0..m).map(|j| self.raw_mean(&xs[j * d..(j + 1) * d], dot(kt.col_as_slice(j), &self.alpha))).collect();
         self.chol.solve_l_in_place(kt.as_mut());
@@ -396,13 +404,14 @@ impl Gp {
             return Err(Error::Numerical("conditioning on a non-finite point".into()));
         }
         let mut k = vec![0.0; self.n()];
-        self.kernel.cross_vec(&self.hypers.theta, x, &self.x, &mut k);
+        self.prepared.cross_vec(&self.prepared.scale(x), &self.scaled_x, &mut k);
         let s2 = self.std.scale * self.std.scale;
         let noise = self.hypers.noise_variance + known_noise_var.unwrap_or(0.0) / s2;
         let k_nn = self.kernel.prior_variance(&self.hypers.theta) + noise;
         self.chol.extend(&k, k_nn)?;
         let m = self.prior_mean.as_ref().map_or(0.0, |p| p.value(x));
         self.x.extend_from_slice(x);
+        self.prepared.scale_into(x, &mut self.scaled_x);
         self.r.push((y - m - self.std.shift) / self.std.scale - self.hypers.mean);
         self.noise.push(noise);
         self.alpha = self.chol.solve(&self.r);
