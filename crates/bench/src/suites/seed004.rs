@@ -27,6 +27,12 @@
 //!   these are our definition). 3 initial points, 100 iterations, 50 seeds (the same 50 functions for every method).
 //!
 //! `--quick`: (a) and (c) with 10 seeds.
+//!
+//! Evidence for the analysis: every experiment also writes `seed004_<experiment>_trace.json` (per run: the candidate
+//! used at each iteration, the iteration at which each candidate was eliminated, the instantaneous regrets) and
+//! prints a summary of both. Sensitivity variants of the frequentist experiments via the environment:
+//! `SEED004_STANDARDIZE=1` (standardised outputs, as the authors' related code) and `SEED004_RKHS_BOUND=<B>`;
+//! `SEED004_DEBUG=<method>:<seed>` prints every step of that run.
 
 use engine::kernel::{Kernel, KernelFamily};
 use engine::linalg::Cholesky;
@@ -297,6 +303,12 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
                 eprintln!("[{}] {m} seed {s} failed: {e}", p.name);
             }
         }
+        let traces: Vec<&Trace> = runs.iter().filter_map(|r| r.as_ref().ok().map(|t| &t.2)).collect();
+        summarise_traces(p.name, &traces);
+        std::fs::write(
+            args.out.join(format!("seed004_{}_trace.json", p.name)),
+            serde_json::to_string(&json!({"experiment": p.name, "runs": traces}))?,
+        )?;
         for (metric, idx) in [("cumulative_regret", 0usize), ("simple_regret", 1)] {
             let methods = p
                 .methods
@@ -307,7 +319,7 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
                         .zip(&runs)
                         .filter(|((m, _), _)| m == name)
                         .filter_map(|(_, r)| {
-                            r.as_ref().ok().map(|pair| if idx == 0 { pair.0.clone() } else { pair.1.clone() })
+                            r.as_ref().ok().map(|res| if idx == 0 { res.0.clone() } else { res.1.clone() })
                         })
                         .collect();
                     Method::new(name, role, rs)
@@ -331,13 +343,127 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
     Ok(result)
 }
 
-/// One run: (cumulative regret curve, best-so-far regret curve) over the BO iterations.
-fn one_run(p: &Problem, method: &str, seed: u64) -> anyhow::Result<(Run, Run)> {
+/// The sensitivity variants (environment): `SEED004_STANDARDIZE=1` standardises the outputs (as the authors'
+/// related code does) in the frequentist experiments; `SEED004_RKHS_BOUND=<B>` replaces B = 1 there.
+fn variant(kernel: &Value) -> Value {
+    let mut k = kernel.clone();
+    if k["confidence"]["setting"] != "frequentist" {
+        return k;
+    }
+    if std::env::var("SEED004_STANDARDIZE").is_ok_and(|v| v == "1") {
+        k["standardize"] = json!(true);
+    }
+    if let Some(b) = std::env::var("SEED004_RKHS_BOUND").ok().and_then(|v| v.parse::<f64>().ok()) {
+        k["confidence"]["rkhs_norm_bound"] = json!(b);
+    }
+    k
+}
+
+/// What a run's models did, from the suggestions' diagnostics (evidence for the analysis in
+/// `docs/bench/seed004.md`).
+#[derive(Debug, Clone, serde::Serialize)]
+struct Trace {
+    method: String,
+    seed: u64,
+    /// Per BO iteration: the candidate whose UCB was maximised (`he-gp-ucb`: u_t; `mle-ucb`, `a-gp-ucb`: the model
+    /// used; `expected-ucb`: the candidate of largest posterior weight).
+    chosen: Vec<String>,
+    /// Candidate → first BO iteration (1-based) at which it no longer survived (`he-gp-ucb` only).
+    eliminated: std::collections::BTreeMap<String, usize>,
+    /// Per BO iteration: instantaneous regret f* − f(x_t).
+    regret: Vec<f64>,
+}
+
+fn chosen_model(extra: &serde_json::Map<String, Value>) -> String {
+    if let Some(c) = extra.get("candidate").and_then(Value::as_str) {
+        return c.to_string();
+    }
+    match extra.get("model") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Object(w)) => w
+            .iter()
+            .filter_map(|(k, v)| v.as_f64().map(|v| (k, v)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or_else(String::new, |(k, _)| k.clone()),
+        _ => String::new(),
+    }
+}
+
+fn trace_of(method: &str, seed: u64, steps: &[crate::runner::Step], n_init: usize, regret: &[f64]) -> Trace {
+    let bo = &steps[n_init.min(steps.len())..];
+    let mut eliminated = std::collections::BTreeMap::new();
+    let mut seen: Option<Vec<String>> = None;
+    for (i, s) in bo.iter().enumerate() {
+        let extra = &s.suggestion.diagnostics.extra;
+        let Some(alive) = extra.get("surviving_candidates").and_then(Value::as_array) else { continue };
+        let alive: Vec<String> = alive.iter().filter_map(|v| v.as_str().map(str::to_string)).collect();
+        if let Some(prev) = &seen {
+            for c in prev.iter().filter(|c| !alive.contains(c)) {
+                eliminated.entry(c.clone()).or_insert(i + 1);
+            }
+        }
+        seen = Some(alive);
+    }
+    Trace {
+        method: method.to_string(),
+        seed,
+        chosen: bo.iter().map(|s| chosen_model(&s.suggestion.diagnostics.extra)).collect(),
+        eliminated,
+        regret: regret.to_vec(),
+    }
+}
+
+/// Prints, per method: how often each candidate was chosen in the first and last fifth of the iterations, and
+/// (he-gp-ucb) how often and how early each candidate was eliminated.
+fn summarise_traces(name: &str, traces: &[&Trace]) {
+    let mut methods: Vec<&str> = traces.iter().map(|t| t.method.as_str()).collect();
+    methods.dedup();
+    for m in methods {
+        let ts: Vec<&&Trace> = traces.iter().filter(|t| t.method == m).collect();
+        let len = ts.iter().map(|t| t.chosen.len()).max().unwrap_or(0);
+        let fifth = (len / 5).max(1);
+        let mut names: Vec<&str> = ts.iter().flat_map(|t| t.chosen.iter().map(String::as_str)).collect();
+        names.sort_unstable();
+        names.dedup();
+        let share = |lo: usize, hi: usize, n: &str| {
+            let (mut k, mut tot) = (0usize, 0usize);
+            for t in &ts {
+                for c in t.chosen.iter().take(hi).skip(lo) {
+                    tot += 1;
+                    k += usize::from(c == n);
+                }
+            }
+            k as f64 / tot.max(1) as f64
+        };
+        let usage: Vec<String> =
+            names.iter().map(|n| format!("{n}: {:.2}/{:.2}", share(0, fifth, n), share(len - fifth, len, n))).collect();
+        eprintln!("[{name}] {m} chosen (first/last {fifth} iterations): {}", usage.join(", "));
+        let mut elim: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+        for t in &ts {
+            for (c, i) in &t.eliminated {
+                elim.entry(c.as_str()).or_default().push(*i);
+            }
+        }
+        if !elim.is_empty() {
+            let parts: Vec<String> = elim
+                .iter_mut()
+                .map(|(c, v)| {
+                    v.sort_unstable();
+                    format!("{c}: {}/{} runs, median iteration {}", v.len(), ts.len(), v[v.len() / 2])
+                })
+                .collect();
+            eprintln!("[{name}] {m} eliminated: {}", parts.join("; "));
+        }
+    }
+}
+
+/// One run: (cumulative regret curve, best-so-far regret curve, trace) over the BO iterations.
+fn one_run(p: &Problem, method: &str, seed: u64) -> anyhow::Result<(Run, Run, Trace)> {
     let (f, optimum) = (p.objective)(seed);
     let spec = serde_json::from_value(json!({
         "parameters": p.parameters,
         "algorithm": {"name": method, "options": {"initial_design": p.n_init}},
-        "kernel": p.kernel,
+        "kernel": variant(&p.kernel),
         "seed": seed,
     }))?;
     let d = p.parameters.as_array().map_or(1, Vec::len);
@@ -379,7 +505,18 @@ fn one_run(p: &Problem, method: &str, seed: u64) -> anyhow::Result<(Run, Run)> {
         wall_s: Some(wall),
         suggest_ms: Some(Latency::of(&ms)),
     };
-    Ok((run(cumulative), run(simple)))
+    if std::env::var("SEED004_DEBUG").is_ok_and(|v| v == format!("{method}:{seed}")) {
+        for (i, s) in steps.iter().enumerate() {
+            eprintln!(
+                "DBG {i} x={:?} y={:.4} {}",
+                s.assignments,
+                s.value,
+                serde_json::to_string(&s.suggestion.diagnostics.extra).unwrap_or_default()
+            );
+        }
+    }
+    let trace = trace_of(method, seed, &steps, p.n_init, &regrets);
+    Ok((run(cumulative), run(simple), trace))
 }
 
 #[cfg(test)]

@@ -8,7 +8,11 @@
 //! logarithm for `scale: log`), so a lengthscale of 0.3 on `x ∈ [0, 2]` is 0.6 in `x`. Output scale, noise variance
 //! and the prior mean are in the objective's own units (the paper's models are not standardised: the theory needs
 //! fixed models, and the elimination test compares raw prediction errors). A minimised objective's prior mean is
-//! given in its own sign; the engine flips it with the values.
+//! given in its own sign; the engine flips it with the values. With `standardize: true` (the authors' related
+//! LB-GP-UCB code standardises the outputs at every step) each candidate conditions on `(y − m)/s` with m, s the
+//! mean and standard deviation of the current observations: `outputscale` is then a multiple of s², the noise
+//! variance stays in objective units, and μ, σ, the prediction errors η and β·σ are reported in objective units
+//! (each β·σ term with the s of its own step), so the elimination test is unchanged in form.
 //!
 //! Deviations: an additive kernel divides `outputscale` evenly over its groups, so `k(x, x) = outputscale` for
 //! every candidate (the theory assumes k ≤ 1 after scaling); studies with context parameters are not supported
@@ -42,6 +46,11 @@ pub struct KernelBlock {
     /// Confidence settings (β, ξ schedules); default frequentist with B = 1, δ = 0.1.
     #[serde(default)]
     pub confidence: ConfidenceSpec,
+    /// Standardise the observations (mean and standard deviation of the data at each step) before conditioning
+    /// every candidate, as the authors' related code does; `outputscale` is then relative to the data's variance
+    /// and `mean` applies before standardising. Default false: fixed models, as the theory assumes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub standardize: bool,
 }
 
 /// Lengthscales: one number for every parameter, or one per parameter in the order of `parameters`.
@@ -111,7 +120,7 @@ fn default_noise() -> f64 {
 pub struct CandidateModel {
     /// Label.
     pub name: String,
-    /// Configuration (fixed noise, zero constant mean, no standardisation, optional prior mean).
+    /// Configuration (fixed noise, zero constant mean, optional prior mean; standardised only on request).
     pub config: GpConfig,
     /// The fixed hyperparameters.
     pub hypers: Hyperparameters,
@@ -171,7 +180,7 @@ impl KernelBlock {
         }
         let mut models = Vec::new();
         for (i, c) in self.candidates.iter().enumerate() {
-            match c.build(space, goal, &format!("kernel.candidates[{i}]"), i) {
+            match c.build(space, goal, &format!("kernel.candidates[{i}]"), i, self.standardize) {
                 Ok(m) => models.push(m),
                 Err(mut e) => errors.append(&mut e),
             }
@@ -191,7 +200,14 @@ impl KernelBlock {
 }
 
 impl CandidateModelSpec {
-    fn build(&self, space: &Space, goal: Goal, at: &str, index: usize) -> Result<CandidateModel, Vec<FieldError>> {
+    fn build(
+        &self,
+        space: &Space,
+        goal: Goal,
+        at: &str,
+        index: usize,
+        standardize: bool,
+    ) -> Result<CandidateModel, Vec<FieldError>> {
         let mut errors = Vec::new();
         let n_params = space.params().len();
         let per_param: Vec<f64> = match &self.lengthscale {
@@ -297,7 +313,7 @@ impl CandidateModelSpec {
         config.noise = NoiseModel::Fixed(self.noise);
         config.mean = MeanModel::Zero;
         config.prior_mean = mean;
-        config.standardize = false;
+        config.standardize = standardize;
         config.priors = false;
         config.restarts = 0;
         Ok(CandidateModel {
@@ -362,6 +378,28 @@ mod tests {
         ] {
             assert!(fields.iter().any(|x| x.starts_with(f)), "{f} missing from {fields:?}");
         }
+    }
+
+    /// With `standardize`, a candidate's posterior is equivariant to affine changes of the objective's units
+    /// (as the authors' standardised models are); without it the prior variance is fixed in objective units.
+    #[test]
+    fn standardised_candidates_scale_with_the_data() {
+        let sp = space(1);
+        let data = |a: f64, b: f64| {
+            let xs = vec![0.1, 0.35, 0.6, 0.9];
+            let ys = xs.iter().map(|x: &f64| a * (6.0 * x).sin() + b).collect();
+            gp::Data::new(1, xs, ys)
+        };
+        let post = |standardize: bool, a: f64, b: f64| {
+            let v = json!({"candidates": [{"lengthscale": 0.2, "noise": 1e-10}], "standardize": standardize});
+            let set = block(v).validate(&sp, Goal::Maximize).unwrap();
+            assert_eq!(set.models[0].config.standardize, standardize);
+            set.models[0].condition(&data(a, b)).unwrap().posterior(&[0.48])
+        };
+        let ((m1, v1), (m2, v2)) = (post(true, 1.0, 0.0), post(true, 10.0, 3.0));
+        assert!((m2 - (10.0 * m1 + 3.0)).abs() < 1e-6 && (v2.sqrt() - 10.0 * v1.sqrt()).abs() < 1e-6);
+        let ((_, r1), (_, r2)) = (post(false, 1.0, 0.0), post(false, 10.0, 3.0));
+        assert!((r1 - r2).abs() < 1e-12, "raw models: σ does not depend on y");
     }
 
     #[test]

@@ -12,7 +12,8 @@ use crate::acquisition::{Acquisition, Ucb};
 use crate::error::FieldError;
 use crate::gp::Gp;
 use crate::kernel_candidates::CandidateSet;
-use crate::optim::{OptimConfig, Optimum, maximize};
+use crate::optim::{OptimConfig, Optimum, maximize, maximize_over};
+use crate::space::{Domain, Space};
 use crate::study::Problem;
 
 /// Options of `he-gp-ucb`, `he-stableopt`, `mle-ucb`, `expected-ucb`, `a-gp-ucb` (`algorithm.options`).
@@ -134,8 +135,36 @@ pub(crate) fn taken_points(ctx: &Context<'_>) -> Vec<f64> {
     ctx.pending.chunks_exact(d).flat_map(|p| ddims.iter().map(|&j| p[j]).collect::<Vec<_>>()).collect()
 }
 
+/// Largest finite domain that is enumerated instead of optimised.
+pub(crate) const MAX_ENUMERATED: usize = 4096;
+
+/// Every point of a space whose parameters are all integer or categorical (encoded, row-major), or `None` when a
+/// parameter is continuous or the domain has more than [`MAX_ENUMERATED`] points.
+pub(crate) fn finite_domain(space: &Space) -> Option<Vec<f64>> {
+    let mut axes: Vec<Vec<Vec<f64>>> = Vec::new();
+    let mut size = 1usize;
+    for (i, p) in space.params().iter().enumerate() {
+        let values: Vec<Value> = match &p.domain {
+            Domain::Int { low, high, .. } if high - low < MAX_ENUMERATED as i64 => {
+                (*low..=*high).map(Value::from).collect()
+            }
+            Domain::Categorical { choices } => choices.iter().map(|c| Value::from(c.as_str())).collect(),
+            _ => return None,
+        };
+        size = size.checked_mul(values.len()).filter(|s| *s <= MAX_ENUMERATED)?;
+        axes.push(values.iter().map(|v| space.encode_param(i, v)).collect::<Result<_, _>>().ok()?);
+    }
+    let mut rows: Vec<Vec<f64>> = vec![Vec::new()];
+    for axis in &axes {
+        rows = rows.iter().flat_map(|r| axis.iter().map(move |a| [r.as_slice(), a].concat())).collect();
+    }
+    Some(rows.concat())
+}
+
 /// Maximises `acq` (over the full encoded space, which equals the decision space for these studies) with the
-/// `taken` points excluded, started also from the five best observations.
+/// `taken` points excluded. A finite domain of at most [`MAX_ENUMERATED`] points is enumerated (the exact argmax,
+/// as the authors' code does on finite domains); otherwise Sobol raw samples and L-BFGS restarts, started also
+/// from the five best observations.
 pub(crate) fn maximize_excluding(
     ctx: &Context<'_>,
     acq: &dyn Acquisition,
@@ -143,8 +172,11 @@ pub(crate) fn maximize_excluding(
     options: &CandidateOptions,
     seed: u64,
 ) -> Optimum {
-    let starts: Vec<Vec<f64>> = top_rows(ctx, 5).into_iter().map(<[f64]>::to_vec).collect();
     let acq = Excluding { inner: acq, excluded: taken };
+    if let Some(points) = finite_domain(&ctx.problem.space) {
+        return maximize_over(&acq, &points);
+    }
+    let starts: Vec<Vec<f64>> = top_rows(ctx, 5).into_iter().map(<[f64]>::to_vec).collect();
     maximize(&acq, &ctx.problem.space, &options.optim_config(), seed, &starts)
 }
 

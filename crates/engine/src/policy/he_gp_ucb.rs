@@ -9,10 +9,30 @@
 //! `δ_t, v_t = argmin_{δ,u} LCB^u(x_t + δ)`; the suggestion is the point to evaluate, `x_t + δ_t`; `recommend`
 //! reports the robust point x_t; both u_t (set S) and v_t (set Ŝ) are tested.
 //!
-//! Deviations: the paper starts from D_0 = ∅; we first evaluate `initial_design` Sobol points (default 3, the
-//! paper's App. J.1 protocol), which enter no index set. Batches (`count > 1`) and pending points are handled by
-//! kriging-believer fantasies (σ shrinks, μ is unchanged) and exclusion; each batch point is its own iteration.
-//! `recommend` and `predict` use the surviving candidate with the largest marginal likelihood.
+//! Algorithm 1 line by line, and where the paper, the authors' related code (LB-GP-UCB, same first author and
+//! toy; the HE-GP-UCB code itself is not public) and we differ:
+//! - lines 3–5, β^u_t: Theorem 4.1/4.2 exactly (`kernel_candidates::Confidence`), δ_A = δ_B = δ/2 folded in
+//!   (ln(2/δ), 3δ); t = n + 1 for n observations, so the initial design counts as iterations (the paper starts
+//!   from D_0 = ∅; the code counts t from 1 after its initial points). γ^u_{t−1} is greedy on a discretisation
+//!   (the code: the exact solver of Hong et al.). `beta_scale` (default 1) is the only practical scaling.
+//! - line 7, the argmax over X × U_{t−1}: per surviving candidate, the UCB is maximised (a finite domain of at most
+//!   4096 points is enumerated, as the code does on finite domains; otherwise Sobol raw samples and L-BFGS
+//!   restarts, the code: BoTorch `optimize_acqf`), then the best pair is taken (ties: the earlier candidate).
+//! - σ is the latent posterior standard deviation (the code uses the predictive one, which adds the noise
+//!   variance 1e-4 under the square root, both in the UCB and in the stored widths).
+//! - lines 8–11: u_t enters S^{u_t}; η_t = y_t − μ^{u_t}_{t−1}(x_t) with the model conditioned on D_{t−1} only
+//!   (never on pending fantasies); β^{u_t}_t σ^{u_t}_{t−1}(x_t) is stored at suggestion time. Line 12 prints
+//!   σ_i(x_i); Theorem 3.1, on which the proof of line 12 rests, bounds |f(x_i) − μ_{i−1}(x_i)| by β_i σ_{i−1}(x_i),
+//!   so σ_{i−1} (at the time of the query) is what we store.
+//! - line 12: `|Σ_{S^{u_t}} η_i| > √(ξ_t |S^{u_t}|) + Σ_{S^{u_t}} β_i σ_{i−1}(x_i)`, only u_t is tested, with ξ_t of
+//!   the paper (3δ; the code: 6δ); we never remove the last survivor (the paper's proof never needs to).
+//! - outputs: not standardised by default (the theory needs fixed models); `kernel.standardize` reproduces the
+//!   code's per-step standardisation.
+//!
+//! Further deviations: we first evaluate `initial_design` Sobol points (default 3, the paper's App. J.1 protocol),
+//! which enter no index set. Batches (`count > 1`) and pending points are handled by kriging-believer fantasies
+//! (σ shrinks, μ is unchanged) and exclusion; each batch point is its own iteration. `recommend` and `predict` use
+//! the surviving candidate with the largest marginal likelihood.
 
 use serde_json::{Value, json};
 
