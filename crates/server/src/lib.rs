@@ -1,7 +1,8 @@
 //! bayesd server: the HTTP ask-tell API over studies stored in Postgres or an embedded SQLite file.
 //!
 //! Request flow: [`api`] handlers parse and validate (problem+json errors naming fields, [`error`], [`extract`]),
-//! take the study's write lock through the [`store`] (one transaction per request), run the engine off the async
+//! take the study's write lock through the [`store`] (one transaction per request; concurrent single observations
+//! of one study share one transaction per queued group, `api/group_commit.rs`), run the engine off the async
 //! runtime ([`compute`]), store the result with the policy state, and commit. No linear algebra here.
 
 #![forbid(unsafe_code)]

@@ -18,7 +18,7 @@ use chrono::Utc;
 use tokio::sync::oneshot;
 use uuid::Uuid;
 
-use super::observations::{Prepared, apply, prepare};
+use super::observations::{Prepared, apply, count, prepare};
 use super::types::CreateObservation;
 use super::{AppState, engine_study, expire_open, json_response, lock, observation_resource, status_for, to_json};
 use crate::error::{ApiError, ApiResult};
@@ -165,6 +165,7 @@ async fn store_in_transaction(
             Err(e) => return Err(Box::new((e, replies(group)))),
         }
     };
+    let mut deferred = Vec::new();
     let mut group = group.into_iter();
     while let Some(Queued { body, idem, reply }) = group.next() {
         let fail = |e: ApiError, reply: Reply, group: std::vec::IntoIter<Queued>| {
@@ -198,13 +199,21 @@ async fn store_in_transaction(
             }
             Err(e) => return fail(e.into(), reply, group),
         };
-        if let Err(e) = apply(&mut tx, &mut study, &prepared, now).await {
-            return fail(e, reply, group);
-        }
         let body = match to_json(&observation_resource(&prepared.row)) {
             Ok(b) => b,
             Err(e) => return fail(e, reply, group),
         };
+        // Plain observations (no suggestion, no key) are inserted together after the loop: nothing later in the
+        // group reads them.
+        if prepared.completes.is_none() && idem.is_none() {
+            count(&mut study, &prepared.row);
+            deferred.push(prepared.row);
+            stored.push((reply, body));
+            continue;
+        }
+        if let Err(e) = apply(&mut tx, &mut study, &prepared, now).await {
+            return fail(e, reply, group);
+        }
         if let Some(idem) = &idem
             && let Err(e) = tx.put_idempotency(&idem.record(StatusCode::CREATED, &body)).await
         {
@@ -214,6 +223,9 @@ async fn store_in_transaction(
     }
     if stored.is_empty() {
         return Ok(());
+    }
+    if let Err(e) = tx.insert_observations(&deferred).await {
+        return Err(Box::new((e.into(), Vec::new())));
     }
     study.status = status_for(&study);
     study.updated_at = Utc::now();

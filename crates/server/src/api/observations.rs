@@ -35,7 +35,7 @@ fn prefixed(prefix: &str, errors: Vec<FieldError>) -> ApiError {
 pub(super) struct Prepared {
     pub(super) row: ObservationRow,
     /// The open suggestion it completes.
-    completes: Option<Uuid>,
+    pub(super) completes: Option<Uuid>,
 }
 
 /// Checks one observation inside the study transaction without writing anything: the outer error is a storage
@@ -131,9 +131,14 @@ pub(super) async fn apply(
         "suggestion-completed",
         "the suggestion already has an observation; each suggestion is observed once",
     ))?;
-    study.n_observations += 1;
-    study.total_cost += p.row.cost.unwrap_or(0.0);
+    count(study, &p.row);
     Ok(())
+}
+
+/// Counts a stored observation in the study's counters.
+pub(super) fn count(study: &mut StudyRow, row: &ObservationRow) {
+    study.n_observations += 1;
+    study.total_cost += row.cost.unwrap_or(0.0);
 }
 
 /// Validates and stores one observation inside the study transaction, updating `study`'s counters.

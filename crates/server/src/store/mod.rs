@@ -228,6 +228,8 @@ pub trait StudyTx: Send {
     ) -> BoxFut<'a, StoreResult<()>>;
     /// Inserts an observation ([`StoreError::Conflict`] when its suggestion already has one).
     fn insert_observation<'a>(&'a mut self, row: &'a ObservationRow) -> BoxFut<'a, StoreResult<()>>;
+    /// Inserts observations with one statement per 500 rows (as [`StudyTx::insert_observation`] each).
+    fn insert_observations<'a>(&'a mut self, rows: &'a [ObservationRow]) -> BoxFut<'a, StoreResult<()>>;
     /// Writes the study's mutable columns (status, policy state, counters, updated_at).
     fn update_study<'a>(&'a mut self, row: &'a StudyRow) -> BoxFut<'a, StoreResult<()>>;
     /// Commits.

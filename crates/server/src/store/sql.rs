@@ -437,6 +437,39 @@ macro_rules! sql_store {
                 })
             }
 
+            fn insert_observations<'a>(&'a mut self, rows: &'a [ObservationRow]) -> BoxFut<'a, StoreResult<()>> {
+                Box::pin(async move {
+                    for chunk in rows.chunks(500) {
+                        let mut q = sqlx::QueryBuilder::<$db>::new(
+                            "INSERT INTO observations (id, study_id, seq, suggestion_id, assignments, value, \
+                             value_stddev, cost, failed, metadata, extra, created_at) ",
+                        );
+                        q.push_values(chunk, |mut b, o| {
+                            b.push_bind(o.id)
+                                .push_bind(o.study_id)
+                                .push_bind(o.seq)
+                                .push_bind(o.suggestion_id)
+                                .push_bind(Json(&o.assignments))
+                                .push_bind(o.value)
+                                .push_bind(o.value_stddev)
+                                .push_bind(o.cost)
+                                .push_bind(o.failed)
+                                .push_bind(json_opt(&o.metadata))
+                                .push_bind(Json(&o.extra))
+                                .push_bind(o.created_at);
+                        });
+                        q.build().execute(&mut *self.tx).await.map_err(|e| {
+                            if is_unique_violation(&e) {
+                                StoreError::Conflict("a suggestion already has an observation".into())
+                            } else {
+                                StoreError::from(e)
+                            }
+                        })?;
+                    }
+                    Ok(())
+                })
+            }
+
             fn update_study<'a>(&'a mut self, s: &'a StudyRow) -> BoxFut<'a, StoreResult<()>> {
                 Box::pin(async move {
                     sqlx::query(
