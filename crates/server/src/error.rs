@@ -197,6 +197,17 @@ impl From<engine::Error> for ApiError {
         match e {
             engine::Error::Invalid(errors) => Self::validation(errors),
             engine::Error::Conflict(msg) => Self::conflict("engine-conflict", msg),
+            // Client data can cause this (e.g. values near ±1e300 overflow the standardisation): not a 500.
+            engine::Error::Numerical(msg) => {
+                tracing::warn!(error = %msg, "the model could not be fitted");
+                Self::conflict(
+                    "model-failed",
+                    format!(
+                        "the model could not be fitted to this study's observations ({msg}); extreme or degenerate \
+                         values can cause this"
+                    ),
+                )
+            }
             other => Self::internal("engine failed", other),
         }
     }

@@ -688,3 +688,129 @@ fn with_tokens_only_health_and_the_api_docs_are_public() {
     let r = srv.request("GET", "/metrics", None, &[("Authorization", "Bearer t0k3n")]).expect(200);
     assert!(r.text.contains("bayesd_http_requests_total"));
 }
+
+/// Asserts a response is not a server error and returns it.
+#[track_caller]
+fn not_5xx(r: common::Resp, what: &str) -> common::Resp {
+    assert!(r.status < 500, "{what}: {} {}", r.status, r.text);
+    r
+}
+
+#[test]
+fn extreme_but_valid_inputs_never_give_a_server_error() {
+    for srv in backends() {
+        let b = srv.backend;
+        // Values at the edges of f64, identical values, repeated points, a huge stddev and cost.
+        let sid = id(&srv.create_study(branin_study("extreme")));
+        let obs = format!("/v1/studies/{sid}/observations");
+        for (i, v) in [1e300, -1e300, 0.0, 1e-300, 1e300].iter().enumerate() {
+            let body =
+                json!({"assignments": {"x": i as f64, "y": 1.0}, "value": v, "value_stddev": 1e300, "cost": 1e308});
+            not_5xx(srv.post(&obs, body), &format!("{b} observe {v}"));
+        }
+        for what in ["suggestions", "best", "predict"] {
+            let path = format!("/v1/studies/{sid}/{what}");
+            let r = match what {
+                "best" => srv.get(&path),
+                "predict" => srv.post(&path, json!({"points": [{"x": 0.0, "y": 0.0}]})),
+                _ => srv.post(&path, json!({"count": 3})),
+            };
+            not_5xx(r, &format!("{b} {what} after extreme values"));
+        }
+        // The best observation stands even when the model cannot be fitted (its recommendation is then null).
+        let best = srv.get(&format!("/v1/studies/{sid}/best")).expect(200).json;
+        assert_eq!(best["best_observed"]["value"], -1e300, "{b}: {best}");
+        let p = srv.post(&format!("/v1/studies/{sid}/predict"), json!({"points": [{"x": 0.0, "y": 0.0}]}));
+        assert!(p.status == 200 || problem_type(&p).ends_with("model-failed"), "{b}: {} {}", p.status, p.text);
+        not_5xx(srv.get(&format!("/v1/studies/{sid}")), &format!("{b} study with an overflowing total cost"));
+        not_5xx(srv.get(&format!("{obs}?format=csv")), &format!("{b} csv"));
+
+        let sid = id(&srv.create_study(branin_study("flat")));
+        let obs = format!("/v1/studies/{sid}/observations");
+        for i in 0..6 {
+            srv.post(&obs, json!({"assignments": {"x": 1.0, "y": 1.0 + (i % 2) as f64}, "value": 5.0})).expect(201);
+        }
+        for what in ["suggestions", "best", "predict"] {
+            let path = format!("/v1/studies/{sid}/{what}");
+            let r = match what {
+                "best" => srv.get(&path),
+                "predict" => srv.post(&path, json!({"points": [{"x": 1.0, "y": 1.0}]})),
+                _ => srv.post(&path, json!({"count": 2})),
+            };
+            not_5xx(r, &format!("{b} {what} with constant values at repeated points"));
+        }
+
+        // The widest float range there is.
+        let wide = json!({"name": "wide", "parameters": [{"name": "x", "type": "float", "low": -1e308, "high": 1e308}],
+                          "algorithm": {"name": "gp-ei"}});
+        let r = not_5xx(srv.post("/v1/studies", wide), &format!("{b} create wide"));
+        if r.status == 201 {
+            let sid = id(&r.json);
+            for i in 0..4 {
+                let s =
+                    not_5xx(srv.post(&format!("/v1/studies/{sid}/suggestions"), json!({})), &format!("{b} wide {i}"));
+                if s.status != 201 {
+                    break;
+                }
+                let x = &s.json["suggestions"][0]["assignments"]["x"];
+                assert!(x.as_f64().is_some_and(f64::is_finite), "{b}: a wide-range suggestion must be a number: {x}");
+                not_5xx(
+                    srv.post(
+                        &format!("/v1/studies/{sid}/observations"),
+                        json!({"suggestion_id": s.json["suggestions"][0]["id"], "value": i as f64}),
+                    ),
+                    &format!("{b} wide observe"),
+                );
+            }
+            not_5xx(srv.get(&format!("/v1/studies/{sid}/best")), &format!("{b} wide best"));
+        }
+
+        // Deeply nested metadata, long strings, odd headers and queries.
+        let mut deep = json!(1);
+        for _ in 0..200 {
+            deep = json!({"a": deep});
+        }
+        let sid = id(&srv.create_study(sobol_study("odd")));
+        let obs = format!("/v1/studies/{sid}/observations");
+        not_5xx(srv.post(&obs, json!({"assignments": {"x": 0, "y": 0}, "value": 1, "metadata": {"d": deep}})), "deep");
+        not_5xx(
+            srv.request(
+                "POST",
+                &obs,
+                Some(&json!({"assignments": {"x": 0, "y": 0}, "value": 1})),
+                &[("Idempotency-Key", &"k".repeat(5000))],
+            ),
+            "long idempotency key",
+        );
+        not_5xx(
+            srv.request(
+                "POST",
+                &obs,
+                Some(&json!({"assignments": {"x": 0, "y": 0}, "value": 1})),
+                &[("Idempotency-Key", "")],
+            ),
+            "empty key",
+        );
+        for q in [
+            "limit=99999999999999999999",
+            "after=99999999999999999999",
+            "after=9223372036854775807",
+            "limit=1&limit=2",
+            "format=csv&limit=1&after=1",
+        ] {
+            not_5xx(srv.get(&format!("{obs}?{q}")), q);
+            not_5xx(srv.get(&format!("/v1/studies/{sid}/suggestions?{q}")), q);
+            not_5xx(srv.get(&format!("/v1/studies?{q}")), q);
+        }
+        not_5xx(
+            srv.post(&format!("/v1/studies/{sid}/suggestions"), json!({"client_id": "c".repeat(300)})),
+            "long client id",
+        );
+        not_5xx(srv.post(&format!("/v1/studies/{sid}/suggestions"), json!({"context": {"nope": 1}})), "context");
+        not_5xx(srv.post(&obs, json!({"assignments": {"x": 0, "y": 0}, "value": 1, "control_set": "zz", "noise_level": "q", "query": {"a": 1}})), "extras");
+        let big = json!({"name": "n".repeat(10_000), "parameters": [{"name": "p".repeat(1000), "type": "float", "low": 0, "high": 1}]});
+        not_5xx(srv.post("/v1/studies", big), "long names");
+        let raw = srv.raw("POST", &obs, Some(b"\xff\xfe{}"), &[("Content-Type", "application/json")]);
+        not_5xx(raw, "invalid UTF-8");
+    }
+}

@@ -19,7 +19,7 @@ use crate::store::Page;
     tag = "model",
     params(("study_id" = Uuid, Path, description = "Study id.")),
     responses(
-        (status = 200, description = "Best observed and recommended points (each null until available).", body = BestResponse),
+        (status = 200, description = "Best observed and recommended points (each null until available; the recommendation is also null when the model cannot be fitted to the data).", body = BestResponse),
         (status = 400, description = "The id is not a UUID.", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "A bearer token is required.", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such study.", body = Problem, content_type = "application/problem+json"),
@@ -48,11 +48,15 @@ pub async fn best(
         let slot = state.compute.slot().await?;
         let hist = history(&rows, &[]);
         let policy_state = PolicyState(study.policy_state.clone());
-        state
-            .compute
-            .run(slot, "recommend", move || engine.recommend(&hist, &policy_state))
-            .await??
-            .map(|r| RecommendedPoint { assignments: r.assignments, predicted: r.predicted, extra: r.extra })
+        match state.compute.run(slot, "recommend", move || engine.recommend(&hist, &policy_state)).await? {
+            Ok(r) => r.map(|r| RecommendedPoint { assignments: r.assignments, predicted: r.predicted, extra: r.extra }),
+            // The best observation stands on its own when the data defeat the model (e.g. values near ±1e300).
+            Err(engine::Error::Numerical(e)) => {
+                tracing::warn!(error = %e, %study_id, "no recommendation: the model could not be fitted");
+                None
+            }
+            Err(e) => return Err(e.into()),
+        }
     } else {
         None
     };
@@ -74,7 +78,7 @@ pub async fn best(
         (status = 400, description = "Malformed JSON, id or header.", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "A bearer token is required.", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such study.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "There is no model yet (no successful observation).", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "There is no model yet (no successful observation), or it cannot be fitted to the data (model-failed).", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "The body is too large.", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not JSON.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid points, each field named (points[i].name).", body = Problem, content_type = "application/problem+json"),

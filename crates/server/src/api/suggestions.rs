@@ -36,7 +36,7 @@ use crate::store::SuggestionRow;
         (status = 400, description = "Malformed JSON, id or header.", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "A bearer token is required.", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such study.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The study is archived, or its budget is spent or promised to open suggestions.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The study is archived, its budget is spent or promised to open suggestions, or the model cannot be fitted to the data (model-failed).", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "The body is too large.", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not JSON.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields, each named.", body = Problem, content_type = "application/problem+json"),
