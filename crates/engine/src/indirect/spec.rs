@@ -130,6 +130,8 @@ pub struct IndirectProblem {
     pub tree: Option<Tree>,
 }
 
+/// Most example pairs a study may hold (given at creation and uploaded later together).
+pub const MAX_PAIRS: usize = 20_000;
 /// Default CME regulariser λ.
 pub const DEFAULT_REGULARIZER: f64 = 1e-3;
 /// Default Monte Carlo samples per query of a known conditional.
@@ -188,8 +190,8 @@ impl IndirectSpec {
                 }
             }
         }
-        if self.pairs.len() > 20_000 {
-            errors.push(FieldError::new("indirect.pairs", "at most 20000 pairs"));
+        if self.pairs.len() > MAX_PAIRS {
+            errors.push(FieldError::new("indirect.pairs", format!("at most {MAX_PAIRS} pairs")));
         }
         let tree = match (&self.tree, &query_space) {
             (Some(t), Some(q)) => validate_tree(t, q.dim(), &mut errors),

@@ -380,6 +380,10 @@ impl IndirectPolicy {
             c.diagnostics.acquisition_value = Some(value);
             c.diagnostics.jitter = Some(model.cmp.jitter());
             c.diagnostics.hyperparameters = serde_json::to_value(model.cmp.hypers()).ok();
+            if ip.known.is_none() {
+                // Pairs the conditional was learned from: the spec's and the uploaded ones.
+                c.diagnostics.extra.insert("pairs".into(), (ip.pairs.len() + ctx.data.pairs.len()).into());
+            }
             out.push(c);
             if let (Some(set), Some(tree)) = (active.as_mut(), &ip.tree) {
                 set.update(tree, &tree.locate(&a));

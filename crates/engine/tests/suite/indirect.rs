@@ -311,3 +311,51 @@ fn observations_need_a_valid_query_and_pairs_are_validated() {
         serde_json::from_value(json!({"target": {"x1": 0.0, "x2": 20.0}, "query": {"a1": 0.1, "a2": 0.2}})).unwrap();
     assert_eq!(study.validate_pairs(&[pair]).unwrap_err()[0].field, "pairs[0].target.x2");
 }
+
+#[test]
+fn without_pairs_cmes_falls_back_to_its_design_and_uploaded_pairs_join_the_spec_pairs() {
+    let pair = |i: usize| -> PairRecord {
+        let (a1, a2) = ((i % 7) as f64 / 7.0 + 0.05, (i / 7) as f64 / 7.0 + 0.05);
+        serde_json::from_value(
+            json!({"target": {"x1": 15.0 * a1 - 5.0, "x2": 15.0 * a2}, "query": {"a1": a1, "a2": a2}}),
+        )
+        .unwrap()
+    };
+    let mut spec = indirect_spec("cmes", false);
+    let block = spec.indirect.as_mut().unwrap();
+    block.conditional = None;
+    block.pairs = vec![pair(0)];
+    spec.algorithm.options.insert("initial_design".into(), json!(1));
+    spec.algorithm.options.insert("candidates".into(), json!(64));
+    spec.algorithm.options.insert("target_grid".into(), json!(32));
+    let study = Study::new(spec).unwrap();
+    let mut rng = StdRng::seed_from_u64(4);
+    let (mut history, mut state) = (History::default(), PolicyState::default());
+    let mut phases = Vec::new();
+    for round in 0..4 {
+        if round == 2 {
+            // One pair in the spec is not enough for the estimator; uploaded ones come on top.
+            history.pairs = (1..40).map(pair).collect();
+        }
+        let out = study.suggest(&history, &state, &SuggestRequest { count: 1, context: None }).unwrap();
+        state = out.state;
+        let s = &out.suggestions[0];
+        phases.push(s.diagnostics.phase.clone().unwrap());
+        if round >= 2 {
+            assert_eq!(s.diagnostics.extra["pairs"], json!(40), "spec pair + 39 uploaded");
+        } else {
+            assert!(s.diagnostics.extra.get("pairs").is_none());
+            if round == 1 {
+                assert!(study.recommend(&history, &state).unwrap().is_none(), "no conditional, no model");
+            }
+        }
+        let q = s.query.clone().unwrap();
+        history.observations.push(ObservationRecord {
+            value: Some(aggregate(&q, &mut rng)),
+            query: Some(q),
+            ..Default::default()
+        });
+    }
+    assert_eq!(phases, ["initial_design", "fallback", "model", "model"]);
+    assert!(study.recommend(&history, &state).unwrap().is_some());
+}

@@ -6,7 +6,7 @@ use engine::PolicyState;
 use uuid::Uuid;
 
 use super::types::{BestObserved, BestResponse, PredictRequest, PredictResponse, RecommendedPoint};
-use super::{AppState, engine_study, history};
+use super::{AppState, engine_study, history, uploaded_pairs};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{ApiJson, ApiPath};
 use crate::idempotency::Idempotency;
@@ -45,8 +45,9 @@ pub async fn best(
             value: v,
         });
     let recommended = if best_observed.is_some() {
+        let pairs = uploaded_pairs(state.store.as_ref(), &engine, study_id).await?;
         let slot = state.compute.slot().await?;
-        let hist = history(&rows, &[]);
+        let hist = history(&rows, &[], pairs);
         let policy_state = PolicyState(study.policy_state.clone());
         match state.compute.run(slot, "recommend", move || engine.recommend(&hist, &policy_state)).await? {
             Ok(r) => r.map(|r| RecommendedPoint { assignments: r.assignments, predicted: r.predicted, extra: r.extra }),
@@ -78,7 +79,7 @@ pub async fn best(
         (status = 400, description = "Malformed JSON, id or header.", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "A bearer token is required.", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such study.", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "There is no model yet (no successful observation), or it cannot be fitted to the data (model-failed).", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "There is no model yet (no successful observation, or an indirect study without two example pairs), or it cannot be fitted to the data (model-failed).", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "The body is too large.", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not JSON.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid points, each field named (points[i].name).", body = Problem, content_type = "application/problem+json"),
@@ -99,12 +100,25 @@ pub async fn predict(
     let study = state.store.get_study(study_id).await?.ok_or_else(|| ApiError::not_found("study", study_id))?;
     let rows = state.store.list_observations(study_id, Page::ALL).await?;
     let engine = engine_study(&study)?;
+    let pairs = uploaded_pairs(state.store.as_ref(), &engine, study_id).await?;
+    let no_model = no_model_detail(&engine, pairs.len());
     let slot = state.compute.slot().await?;
-    let hist = history(&rows, &[]);
+    let hist = history(&rows, &[], pairs);
     let policy_state = PolicyState(study.policy_state.clone());
     let out = state.compute.run(slot, "predict", move || engine.predict(&hist, &policy_state, &points)).await??;
-    let predictions = out.ok_or_else(|| {
-        ApiError::conflict("no-model", "there is no model yet: tell at least one successful observation first")
-    })?;
+    let predictions = out.ok_or_else(|| ApiError::conflict("no-model", no_model))?;
     Ok(axum::Json(PredictResponse { predictions }))
+}
+
+/// Why a study has no model yet: no successful observation, or (an indirect study learning its conditional from
+/// pairs) fewer than two pairs.
+fn no_model_detail(engine: &engine::Study, uploaded_pairs: usize) -> String {
+    match &engine.spec().indirect {
+        Some(b) if b.conditional.is_none() && b.pairs.len() + uploaded_pairs < 2 => {
+            "there is no model yet: this indirect study learns p(x | a) from example pairs and has fewer than two; \
+             upload them with POST /v1/studies/{study_id}/pairs"
+                .into()
+        }
+        _ => "there is no model yet: tell at least one successful observation first".into(),
+    }
 }

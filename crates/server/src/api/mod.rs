@@ -3,6 +3,7 @@
 mod group_commit;
 mod insight;
 mod observations;
+mod pairs;
 mod studies;
 mod suggestions;
 mod system;
@@ -14,7 +15,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
-use engine::{History, ObservationRecord, PendingRecord, Study, StudySpec};
+use engine::{History, ObservationRecord, PairRecord, PendingRecord, Study, StudySpec};
 use serde_json::{Map, Value};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -92,6 +93,7 @@ fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(observations::create_observation, observations::list_observations))
         .routes(routes!(observations::create_observation_batch))
         .routes(routes!(observations::get_observation))
+        .routes(routes!(pairs::upload_pairs))
         .routes(routes!(insight::best))
         .routes(routes!(insight::predict))
         .routes(routes!(system::healthz))
@@ -268,13 +270,21 @@ pub(crate) fn pending_record(s: &SuggestionRow) -> PendingRecord {
     }
 }
 
-/// The history the engine sees.
-pub(crate) fn history(observations: &[ObservationRow], pending: &[SuggestionRow]) -> History {
+/// The history the engine sees (`pairs`: those uploaded to an indirect study; pairs of the spec come on top).
+pub(crate) fn history(observations: &[ObservationRow], pending: &[SuggestionRow], pairs: Vec<PairRecord>) -> History {
     History {
         observations: observations.iter().map(observation_record).collect(),
         pending: pending.iter().map(pending_record).collect(),
-        ..Default::default()
+        pairs,
     }
+}
+
+/// The pairs uploaded to a study, read only for indirect studies.
+pub(crate) async fn uploaded_pairs(store: &dyn Store, study: &Study, id: uuid::Uuid) -> ApiResult<Vec<PairRecord>> {
+    if study.spec().indirect.is_none() {
+        return Ok(Vec::new());
+    }
+    pairs::pairs_of(&store.list_pair_batches(id).await?)
 }
 
 /// Abandons expired open suggestions inside a study transaction; returns the ones still open.

@@ -396,6 +396,40 @@ pub struct PredictResponse {
     pub predictions: Vec<Prediction>,
 }
 
+/// Body of `POST /v1/studies/{study_id}/pairs`: example pairs (x, a) of an indirect study's conditional p(x | a).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"pairs": [
+    {"target": {"x1": 2.5, "x2": 7.0}, "query": {"a1": 0.5, "a2": 0.47}},
+    {"target": {"x1": -3.1, "x2": 1.2}, "query": {"a1": 0.12, "a2": 0.08}}
+]}))]
+pub struct UploadPairs {
+    /// 1–20000 pairs: each gives every target parameter (the study's `parameters`) under `target` and every query
+    /// parameter (`indirect.query_parameters`) under `query`, inside their ranges.
+    #[schema(min_items = 1, max_items = 20000)]
+    pub pairs: Vec<engine::PairRecord>,
+}
+
+/// Response of `POST /v1/studies/{study_id}/pairs`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct PairsUploaded {
+    /// Id of this upload.
+    #[schema(example = "0b6f1d8e-6a53-4f5e-9a3e-2f1c4d5b6a7c")]
+    pub id: Uuid,
+    /// Its study.
+    #[schema(example = "6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f")]
+    pub study_id: Uuid,
+    /// Pairs stored by this upload.
+    #[schema(example = 2)]
+    pub added: i64,
+    /// Pairs the study's conditional is now learned from: those given at creation plus every upload.
+    #[schema(example = 102)]
+    pub total_pairs: i64,
+    /// Upload time (RFC 3339 UTC).
+    #[schema(example = "2026-01-01T12:00:00Z")]
+    pub created_at: DateTime<Utc>,
+}
+
 /// Response of `/healthz` and `/readyz`.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Health {

@@ -124,6 +124,23 @@ pub struct ObservationRow {
     pub created_at: DateTime<Utc>,
 }
 
+/// One upload of example pairs (x, a) to an indirect study (seed 001).
+#[derive(Debug, Clone)]
+pub struct PairBatchRow {
+    /// Upload id.
+    pub id: Uuid,
+    /// Its study.
+    pub study_id: Uuid,
+    /// 1, 2, … within the study.
+    pub seq: i64,
+    /// Number of pairs in `pairs`.
+    pub n_pairs: i64,
+    /// The pairs: a JSON array of `{target, query}` objects (the engine's `PairRecord`).
+    pub pairs: Value,
+    /// Upload time.
+    pub created_at: DateTime<Utc>,
+}
+
 /// The stored first response to a POST with an `Idempotency-Key`.
 #[derive(Debug, Clone)]
 pub struct IdempotencyRow {
@@ -190,6 +207,8 @@ pub trait Store: Send + Sync + 'static {
     fn list_observations(&self, study_id: Uuid, page: Page) -> BoxFut<'_, StoreResult<Vec<ObservationRow>>>;
     /// One observation of a study.
     fn get_observation(&self, study_id: Uuid, id: Uuid) -> BoxFut<'_, StoreResult<Option<ObservationRow>>>;
+    /// A study's uploaded pair batches, in order.
+    fn list_pair_batches(&self, study_id: Uuid) -> BoxFut<'_, StoreResult<Vec<PairBatchRow>>>;
     /// A stored idempotent response.
     fn get_idempotency<'a>(&'a self, scope: &'a str, key: &'a str) -> BoxFut<'a, StoreResult<Option<IdempotencyRow>>>;
     /// Numbers of studies and observations (for `/metrics`).
@@ -226,6 +245,10 @@ pub trait StudyTx: Send {
         at: DateTime<Utc>,
         reason: Option<&'a str>,
     ) -> BoxFut<'a, StoreResult<()>>;
+    /// The study's uploaded pair batches, in order.
+    fn pair_batches(&mut self) -> BoxFut<'_, StoreResult<Vec<PairBatchRow>>>;
+    /// Inserts a batch of uploaded pairs.
+    fn insert_pair_batch<'a>(&'a mut self, row: &'a PairBatchRow) -> BoxFut<'a, StoreResult<()>>;
     /// Inserts an observation ([`StoreError::Conflict`] when its suggestion already has one).
     fn insert_observation<'a>(&'a mut self, row: &'a ObservationRow) -> BoxFut<'a, StoreResult<()>>;
     /// Inserts observations with one statement per 500 rows (as [`StudyTx::insert_observation`] each).

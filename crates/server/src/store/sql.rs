@@ -15,7 +15,8 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::{
-    BoxFut, IdempotencyRow, ObservationRow, Page, Store, StoreError, StoreResult, StudyRow, StudyTx, SuggestionRow,
+    BoxFut, IdempotencyRow, ObservationRow, Page, PairBatchRow, Store, StoreError, StoreResult, StudyRow, StudyTx,
+    SuggestionRow,
 };
 
 macro_rules! study_select {
@@ -34,6 +35,12 @@ macro_rules! observation_select {
     () => {
         "SELECT id, study_id, seq, suggestion_id, assignments, value, value_stddev, cost, failed, metadata, extra, \
          created_at FROM observations"
+    };
+}
+
+macro_rules! pair_batch_select {
+    () => {
+        "SELECT id, study_id, seq, n_pairs, pairs, created_at FROM pair_batches"
     };
 }
 
@@ -93,6 +100,17 @@ macro_rules! sql_store {
                 failed: r.try_get("failed")?,
                 metadata: r.try_get::<Option<Json<Value>>, _>("metadata")?.map(|j| j.0),
                 extra: r.try_get::<Json<Value>, _>("extra")?.0,
+                created_at: r.try_get("created_at")?,
+            })
+        }
+
+        fn pair_batch_of(r: &$row) -> StoreResult<PairBatchRow> {
+            Ok(PairBatchRow {
+                id: r.try_get("id")?,
+                study_id: r.try_get("study_id")?,
+                seq: r.try_get("seq")?,
+                n_pairs: r.try_get("n_pairs")?,
+                pairs: r.try_get::<Json<Value>, _>("pairs")?.0,
                 created_at: r.try_get("created_at")?,
             })
         }
@@ -280,6 +298,14 @@ macro_rules! sql_store {
                 })
             }
 
+            fn list_pair_batches(&self, study_id: Uuid) -> BoxFut<'_, StoreResult<Vec<PairBatchRow>>> {
+                Box::pin(async move {
+                    let sql = concat!(pair_batch_select!(), " WHERE study_id = $1 ORDER BY seq");
+                    let rows = sqlx::query(sql).bind(study_id).fetch_all(&self.pool).await?;
+                    rows.iter().map(pair_batch_of).collect()
+                })
+            }
+
             fn get_idempotency<'a>(
                 &'a self,
                 scope: &'a str,
@@ -399,6 +425,32 @@ macro_rules! sql_store {
                     .bind(reason)
                     .bind(id)
                     .bind(self.study.id)
+                    .execute(&mut *self.tx)
+                    .await?;
+                    Ok(())
+                })
+            }
+
+            fn pair_batches(&mut self) -> BoxFut<'_, StoreResult<Vec<PairBatchRow>>> {
+                Box::pin(async move {
+                    let sql = concat!(pair_batch_select!(), " WHERE study_id = $1 ORDER BY seq");
+                    let rows = sqlx::query(sql).bind(self.study.id).fetch_all(&mut *self.tx).await?;
+                    rows.iter().map(pair_batch_of).collect()
+                })
+            }
+
+            fn insert_pair_batch<'a>(&'a mut self, b: &'a PairBatchRow) -> BoxFut<'a, StoreResult<()>> {
+                Box::pin(async move {
+                    sqlx::query(
+                        "INSERT INTO pair_batches (id, study_id, seq, n_pairs, pairs, created_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6)",
+                    )
+                    .bind(b.id)
+                    .bind(self.study.id)
+                    .bind(b.seq)
+                    .bind(b.n_pairs)
+                    .bind(Json(&b.pairs))
+                    .bind(b.created_at)
                     .execute(&mut *self.tx)
                     .await?;
                     Ok(())
