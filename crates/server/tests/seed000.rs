@@ -7,36 +7,8 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::backends;
+use common::{Rng, backends};
 use serde_json::{Value, json};
-
-/// splitmix64: a small deterministic generator for the simulated environment.
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.uniform().max(1e-300), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-
-    /// N(mean, std²) truncated to [0, 1], by rejection.
-    fn truncated_normal(&mut self, mean: f64, std: f64) -> f64 {
-        loop {
-            let x = mean + std * self.normal();
-            if (0.0..=1.0).contains(&x) {
-                return x;
-            }
-        }
-    }
-}
 
 /// Mean cost of each set (the server does not know them: `bocvs` learns them from observed costs).
 const SETS: [(&str, &[&str], f64); 3] =

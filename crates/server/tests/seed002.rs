@@ -5,32 +5,8 @@
 
 mod common;
 
-use common::backends;
+use common::{Rng, backends};
 use serde_json::json;
-
-/// splitmix64: the simulated environment's generator.
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// The context distribution (unknown to the server): N(0.4, 0.2²) truncated to [0, 1].
-    fn context(&mut self) -> f64 {
-        loop {
-            let (u, v) = (self.uniform().max(1e-300), self.uniform());
-            let c = 0.4 + 0.2 * (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos();
-            if (0.0..=1.0).contains(&c) {
-                return c;
-            }
-        }
-    }
-}
 
 /// The outcome: best decision x = c for each context, so the best decision in expectation is x = E[c].
 fn outcome(x: f64, c: f64) -> f64 {
@@ -64,7 +40,7 @@ fn context_study_runs_a_loop_with_observed_contexts_and_recommends_for_the_expec
             let a = sug["assignments"].as_object().expect("assignments");
             assert!(a.get("temperature").is_none(), "{b}: a suggestion never sets the context: {sug}");
             let x = a["x"].as_f64().expect("the decision");
-            let c = rng.context();
+            let c = rng.truncated_normal(0.4, 0.2); // the context distribution, unknown to the server
             if round == 0 {
                 let missing = srv.post(&obs_path, json!({"suggestion_id": sug["id"], "value": 0.5})).expect(422);
                 assert_eq!(missing.error_fields(), ["assignments.temperature"], "{b}: {}", missing.text);
