@@ -123,3 +123,15 @@ pub fn thread_cpu_ms() -> f64 {
         .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()))
         .map_or(f64::NAN, |ns| ns * 1e-6)
 }
+
+/// One run per repetition: x = n, y = that repetition's time at each n.
+pub fn runs_by_repetition(ns: &[usize], per_n: &[Vec<f64>]) -> Vec<crate::format::Run> {
+    (0..per_n.iter().map(Vec::len).min().unwrap_or(0))
+        .map(|r| crate::format::Run {
+            seed: r as u64,
+            x: ns.iter().map(|&n| n as f64).collect(),
+            y: per_n.iter().map(|t| t[r]).collect(),
+            ..Default::default()
+        })
+        .collect()
+}

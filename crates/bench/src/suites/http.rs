@@ -33,7 +33,7 @@ use crate::Args;
 use crate::format::{Experiment, Latency, Method, Run, SuiteResult};
 use crate::httpc::{Conn, ServerProcess};
 use crate::plot::{Band, plot_experiment};
-use crate::runner::{unit_assignments, unit_parameters};
+use crate::runner::{runs_by_repetition, unit_assignments, unit_parameters};
 
 const D: usize = 6;
 const BACKENDS: [&str; 2] = ["sqlite", "postgres"];
@@ -176,18 +176,6 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
         }
     }
     Ok(result)
-}
-
-/// One run per repetition: x = n, y = that repetition's time at each n.
-fn runs_by_repetition(ns: &[usize], per_n: &[Vec<f64>]) -> Vec<Run> {
-    (0..per_n.iter().map(Vec::len).min().unwrap_or(0))
-        .map(|r| Run {
-            seed: r as u64,
-            x: ns.iter().map(|&n| n as f64).collect(),
-            y: per_n.iter().map(|t| t[r]).collect(),
-            ..Default::default()
-        })
-        .collect()
 }
 
 fn study_body(name: &str, seed: u64) -> Value {

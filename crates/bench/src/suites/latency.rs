@@ -15,9 +15,9 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::json;
 
 use crate::Args;
-use crate::format::{Experiment, Latency, Method, Run, SuiteResult};
+use crate::format::{Experiment, Latency, Method, SuiteResult};
 use crate::plot::{Band, plot_experiment};
-use crate::runner::{thread_cpu_ms, unit_assignments, unit_parameters};
+use crate::runner::{runs_by_repetition, thread_cpu_ms, unit_assignments, unit_parameters};
 
 /// Runs the suite.
 pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
@@ -45,16 +45,6 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
             wall_per_n.push(wall);
             cpu_per_n.push(cpu);
         }
-        let runs_of = |per_n: &[Vec<f64>]| -> Vec<Run> {
-            (0..per_n.iter().map(Vec::len).min().unwrap_or(0))
-                .map(|r| Run {
-                    seed: r as u64,
-                    x: ns.iter().map(|&n| n as f64).collect(),
-                    y: per_n.iter().map(|t| t[r]).collect(),
-                    ..Default::default()
-                })
-                .collect()
-        };
         let exp = Experiment {
             name: name.clone(),
             description: format!(
@@ -66,8 +56,8 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
             optimum: None,
             budget: None,
             methods: vec![
-                Method::new("gp-ei", "proposed", runs_of(&wall_per_n)),
-                Method::new("gp-ei-thread-cpu", "reference", runs_of(&cpu_per_n)),
+                Method::new("gp-ei", "proposed", runs_by_repetition(&ns, &wall_per_n)),
+                Method::new("gp-ei-thread-cpu", "reference", runs_by_repetition(&ns, &cpu_per_n)),
             ],
         };
         plot_experiment(&exp, &args.out, &format!("latency_d{d}"), Band::MedianIqr)?;
