@@ -126,17 +126,16 @@ impl Lse {
         fit_model(ctx, ms, &self.options.model).ok().flatten().map(|m| m.gp)
     }
 
-    /// GCHK's sets brought up to date with the posterior (Eqs. 6–7 with β^½ fixed).
-    fn update(&self, ctx: &Context<'_>, mut st: LseState, gp: &Gp, domain: &[f64]) -> LseState {
-        let n_dom = domain.len() / ctx.space().dim().max(1);
+    /// GCHK's sets brought up to date with the posterior `mean`, `sd` of the data on the domain (Eqs. 6–7 with
+    /// β^½ fixed).
+    fn update(&self, ctx: &Context<'_>, mut st: LseState, mean: &[f64], sd: &[f64]) -> LseState {
+        let n_dom = mean.len();
         if st.domain_size != n_dom {
             st = LseState { model: st.model, domain_size: n_dom, ..Default::default() };
         }
         if ctx.data.n() > st.processed {
-            let (mean, var) = gp.posterior_batch(domain);
-            let sd: Vec<f64> = var.iter().map(|v| v.max(0.0).sqrt()).collect();
             let base = st.unclassified.clone().unwrap_or_else(|| (0..n_dom).collect());
-            let (m, above, below) = split_level_set(&base, &mean, &sd, self.options.beta_sqrt, Self::h(ctx.problem));
+            let (m, above, below) = split_level_set(&base, mean, sd, self.options.beta_sqrt, Self::h(ctx.problem));
             st.above.extend(above);
             st.below.extend(below);
             st.above.sort_unstable();
@@ -146,6 +145,12 @@ impl Lse {
         }
         st
     }
+}
+
+/// Posterior means and standard deviations on the `domain` points.
+fn posterior_sd(gp: &Gp, domain: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let (mean, var) = gp.posterior_batch(domain);
+    (mean, var.iter().map(|v| v.max(0.0).sqrt()).collect())
 }
 
 impl Policy for Lse {
@@ -180,18 +185,21 @@ impl Policy for Lse {
             return Ok(out);
         };
         let domain = self.domain(problem);
-        let st = self.update(ctx, st, &gp, &domain);
+        // The posterior of the data serves both the set update and, without pending points, the first pick.
+        let (mean, sd) = posterior_sd(&gp, &domain);
+        let st = self.update(ctx, st, &mean, &sd);
+        let mut posterior = Some((mean, sd));
         let d = problem.space.dim().max(1);
         let noise = self.level.and_then(|i| problem.measurement.noise_levels.get(i)).map(|l| l.noise_variance);
         for p in ctx.pending.chunks_exact(d) {
             let (mu, _) = gp.posterior(p);
             let _ = gp.condition(p, mu, noise);
+            posterior = None;
         }
         let h = Self::h(problem);
         let n_dom = domain.len() / d;
         while out.len() < count {
-            let (mean, var) = gp.posterior_batch(&domain);
-            let sd: Vec<f64> = var.iter().map(|v| v.max(0.0).sqrt()).collect();
+            let (mean, sd) = posterior.take().unwrap_or_else(|| posterior_sd(&gp, &domain));
             let straddle = |i: usize| 1.96 * sd[i] - (mean[i] - h).abs();
             let b = self.options.beta_sqrt;
             let m: Vec<usize> = st.unclassified.clone().unwrap_or_else(|| (0..n_dom).collect());
@@ -240,11 +248,10 @@ impl Policy for Lse {
         let problem = ctx.problem;
         let domain = self.domain(problem);
         let d = problem.space.dim().max(1);
-        let (mean, var) = gp.posterior_batch(&domain);
-        let sd: Vec<f64> = var.iter().map(|v| v.max(0.0).sqrt()).collect();
+        let (mean, sd) = posterior_sd(&gp, &domain);
         let h = Self::h(problem);
         let classes: Vec<level_set::Class> = if self.rule == LseRule::Gchk {
-            let st = self.update(ctx, st, &gp, &domain);
+            let st = self.update(ctx, st, &mean, &sd);
             let mut c = vec![level_set::Class::Unclassified; st.domain_size];
             st.above.iter().for_each(|&i| c[i] = level_set::Class::Above);
             st.below.iter().for_each(|&i| c[i] = level_set::Class::Below);
