@@ -7,7 +7,8 @@ use crate::special::{d_log_h, log_h, norm_cdf, norm_pdf};
 /// Smallest posterior standard deviation used, relative to the prior one: keeps z finite at training points.
 const SIGMA_FLOOR: f64 = 1e-9;
 
-fn floored_sigma(gp: &Gp, var: f64) -> f64 {
+/// σ from a posterior variance, floored at [`SIGMA_FLOOR`] times the prior standard deviation.
+pub(super) fn floored_sigma(gp: &Gp, var: f64) -> f64 {
     var.sqrt().max(SIGMA_FLOOR * gp.prior_variance().sqrt()).max(f64::MIN_POSITIVE)
 }
 

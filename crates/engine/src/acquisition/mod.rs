@@ -14,7 +14,7 @@ pub mod tv_dro;
 
 pub use analytic::{LogEi, Pi, Ucb};
 pub use context::{Aggregate, ContextAcquisition, ContextUcb};
-pub use expected::Expected;
+pub use expected::{Expected, ExpectedUcb};
 pub(crate) use mes::log_term as mes_log_term;
 pub use mes::{MaxValueSampler, Mes, gumbel_max_values, sample_max_values};
 pub use thompson::ThompsonSample;

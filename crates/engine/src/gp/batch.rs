@@ -27,14 +27,13 @@ impl Gp {
     pub fn posterior_batch_grad(&self, xs: &[f64], dims: &[usize]) -> BatchPosterior {
         let (n, d, q) = (self.n(), self.d.max(1), dims.len());
         let m = xs.len() / d;
-        let prepared = self.kernel.prepare(&self.hypers.theta);
-        let train = prepared.scale(&self.x);
+        let (prepared, train) = (&self.prepared, &self.scaled_x);
         let mut kt = Mat::<f64>::zeros(n, m);
         let mut dk = vec![0.0; m * n * q];
         let mut k = vec![0.0; n];
         let mut g = vec![0.0; n * d];
         for (p, x) in xs.chunks_exact(d).enumerate() {
-            prepared.cross_vec_grad(&prepared.scale(x), &train, &mut k, &mut g);
+            prepared.cross_vec_grad(&prepared.scale(x), train, &mut k, &mut g);
             kt.col_as_slice_mut(p).copy_from_slice(&k);
             let block = &mut dk[p * n * q..(p + 1) * n * q];
             for i in 0..n {

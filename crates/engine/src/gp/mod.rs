@@ -10,6 +10,7 @@
 
 mod batch;
 mod fit;
+mod fixed_samples;
 mod pairs;
 mod prior;
 mod sample;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub use batch::BatchPosterior;
 pub use fit::{FitReport, fit, log_marginal_likelihood};
+pub use fixed_samples::FixedSamples;
 pub use prior::Bounds;
 pub use sample::PathwiseSample;
 

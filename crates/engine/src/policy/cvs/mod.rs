@@ -8,7 +8,7 @@
 //! [`super::model`], squared-exponential ARD kernel by default as in the paper), per-set expectations
 //! `E[a([x^i, X^{-i}])]` by sample-average approximation over fixed base samples of the uncontrolled parameters
 //! ([`crate::control_sets::ControlSets::samples`], `mc_samples`, default 1024 as in Tay et al.'s code) using
-//! [`crate::acquisition::Expected`], their maximisation over the set's parameters (Sobol raw samples → best starts →
+//! [`crate::acquisition::ExpectedUcb`] (batched over the samples), their maximisation over the set's parameters (Sobol raw samples → best starts →
 //! L-BFGS), observed-cost statistics, and the candidate a policy returns (only the set's parameters are assigned;
 //! the uncontrolled coordinates hold the sample means, which pending and batch fantasies use).
 //!
@@ -31,7 +31,7 @@ pub use ucb_cvs::UcbCvs;
 use super::design::initial_design_point;
 use super::model::{FittedModel, ModelOptions, ModelState, fit_model, top_rows};
 use super::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, parse_options};
-use crate::acquisition::{Acquisition, Expected, Ucb};
+use crate::acquisition::{Acquisition, Expected, ExpectedUcb};
 use crate::control_sets::{ControlSets, RandomSamples};
 use crate::error::{FieldError, Result};
 use crate::gp::Gp;
@@ -242,6 +242,11 @@ impl<'a> Setting<'a> {
     /// `max_{x^i} E[inner([x^i, X^{-i}])]` over set `view` (sample-average approximation).
     pub fn maximize<A: Acquisition>(&self, inner: A, view: &SetView, seed: u64) -> SetOptimum {
         let expected = Expected::new(inner, view.dims.clone(), view.samples.dims.clone(), view.samples.values.clone());
+        self.maximize_expected(&expected, view, seed)
+    }
+
+    /// `max_{x^i}` of an expectation `expected` over set `view`'s parameters.
+    fn maximize_expected(&self, expected: &dyn Acquisition, view: &SetView, seed: u64) -> SetOptimum {
         let cfg = self.optim_config();
         let dc = view.dims.len();
         let mut raw = Sobol::scrambled(dc, seed).take(cfg.raw_samples);
@@ -256,8 +261,7 @@ impl<'a> Setting<'a> {
         let mut starts: Vec<Vec<f64>> =
             order.iter().take(cfg.restarts.max(1)).map(|&i| raw[i * dc..(i + 1) * dc].to_vec()).collect();
         starts.extend(top_rows(self.ctx, 2).into_iter().map(|r| view.dims.iter().map(|&j| r[j]).collect()));
-        let local =
-            maximize(&expected, &view.space, &OptimConfig { raw_samples: 1, restarts: 0, ..cfg }, seed, &starts);
+        let local = maximize(expected, &view.space, &OptimConfig { raw_samples: 1, restarts: 0, ..cfg }, seed, &starts);
         match order.first() {
             Some(&i) if values[i] > local.value || !local.value.is_finite() => {
                 SetOptimum { x: raw[i * dc..(i + 1) * dc].to_vec(), value: values[i] }
@@ -268,7 +272,12 @@ impl<'a> Setting<'a> {
 
     /// `max E[μ + m σ]` for set `view` (m = β for the UCB, −β for the LCB).
     pub fn maximize_bound(&self, gp: &Gp, view: &SetView, multiplier: f64, seed: u64) -> SetOptimum {
-        self.maximize(Ucb::with_multiplier(gp, multiplier), view, seed)
+        self.maximize_expected(&self.expected_ucb(gp, view, multiplier), view, seed)
+    }
+
+    /// `E[μ + m σ]` over set `view`'s samples as a function of its controlled coordinates.
+    fn expected_ucb<'g>(&self, gp: &'g Gp, view: &SetView, multiplier: f64) -> ExpectedUcb<'g> {
+        ExpectedUcb::new(gp, multiplier, view.dims.clone(), view.samples.dims.clone(), view.samples.values.clone())
     }
 
     /// The full encoded point of a set's controlled coordinates, the others at their sample means.
@@ -285,18 +294,8 @@ impl<'a> Setting<'a> {
 
     /// `(E[μ], E[σ])` at a set's controlled point.
     pub fn expected_posterior(&self, gp: &Gp, view: &SetView, x: &[f64]) -> (f64, f64) {
-        let mean = Expected::new(
-            Ucb::with_multiplier(gp, 0.0),
-            view.dims.clone(),
-            view.samples.dims.clone(),
-            view.samples.values.clone(),
-        );
-        let ucb = Expected::new(
-            Ucb::with_multiplier(gp, 1.0),
-            view.dims.clone(),
-            view.samples.dims.clone(),
-            view.samples.values.clone(),
-        );
+        let mean = self.expected_ucb(gp, view, 0.0);
+        let ucb = self.expected_ucb(gp, view, 1.0);
         let m = mean.value(x);
         (m, ucb.value(x) - m)
     }

@@ -1,0 +1,388 @@
+//! Posterior at the M points `[x, ξ_m]` that share free coordinates x and take the other coordinates from M fixed
+//! samples ξ_m (sample-average expectations over uncontrolled inputs, seed 000), with gradients in x.
+//!
+//! For a sum of stationary components, the scaled squared distance of component j between `[x, ξ_m]` and training
+//! point i splits as `s_im = s^free_i(x) + s^fixed_im`; the second part does not depend on x and is computed once
+//! per sample set, so one evaluation costs O(n·q) for the free part plus O(n·M) kernel values (and for the
+//! squared-exponential family, `exp(−s/2) = exp(−s^free/2)·exp(−s^fixed/2)`, only n exponentials). With
+//! `D_im = σ²_j k₀'(s_im)` and `Δ_ic = (x_c − x_ic)/ℓ_c²`, `∂k_im/∂x_c = 2 D_im Δ_ic`, so the gradients of the means and
+//! variances of all M points are `q × n` by `n × M` contractions. The variances use one lower and one upper
+//! triangular solve with M right-hand sides, as [`Gp::posterior_batch_grad`]. Results equal
+//! [`Gp::posterior_batch_grad`] at the composed points up to floating-point rounding.
+
+use faer::Mat;
+
+use super::{BatchPosterior, Gp, dot};
+use crate::kernel::{KernelFamily, stationary};
+
+/// One stationary component of the kernel, split into its free and fixed coordinates.
+#[derive(Debug, Clone)]
+struct Part {
+    family: KernelFamily,
+    /// Output scale σ².
+    var: f64,
+    /// Position in x and inverse lengthscale of every free coordinate of the component.
+    free: Vec<(usize, f64)>,
+    /// Scaled training coordinates of the free coordinates, one n-vector per entry of `free`.
+    train_free: Vec<Vec<f64>>,
+    /// `s^fixed`, `M` columns of length n (column m contiguous).
+    fixed_s: Vec<f64>,
+    /// Squared exponential only: `exp(−s^fixed/2)`, same layout.
+    fixed_e: Option<Vec<f64>>,
+}
+
+/// A GP prepared for posteriors at `[x, ξ_m]` over fixed samples ξ_m; see the module docs.
+#[derive(Debug, Clone)]
+pub struct FixedSamples<'a> {
+    gp: &'a Gp,
+    free: Vec<usize>,
+    fixed: Vec<usize>,
+    samples: Vec<f64>,
+    m: usize,
+    parts: Vec<Part>,
+}
+
+impl Gp {
+    /// Prepares posteriors at `[x, ξ_m]`: x sets the input coordinates `free` (in x's order), the samples
+    /// (`M × fixed.len()` row-major) set `fixed`. `None` when `free` and `fixed` do not partition the input
+    /// coordinates or the kernel has a periodic component (use [`Gp::posterior_batch_grad`] then).
+    pub fn fixed_samples(&self, free: &[usize], fixed: &[usize], samples: &[f64]) -> Option<FixedSamples<'_>> {
+        let d = self.d;
+        let mut seen = vec![false; d];
+        for &j in free.iter().chain(fixed) {
+            if j >= d || std::mem::replace(&mut seen[j], true) {
+                return None;
+            }
+        }
+        if seen.iter().any(|s| !s) || (!fixed.is_empty() && !samples.len().is_multiple_of(fixed.len())) {
+            return None;
+        }
+        let m = if fixed.is_empty() { 1 } else { samples.len() / fixed.len() };
+        let n = self.n();
+        let theta = &self.hypers.theta;
+        let mut parts = Vec::new();
+        let mut off = 0;
+        for c in self.kernel.components() {
+            if c.family == KernelFamily::Periodic {
+                return None;
+            }
+            let nd = c.dims.len();
+            let th = &theta[off..off + c.n_params()];
+            off += c.n_params();
+            let inv_l: Vec<f64> = th[..nd].iter().map(|t| (-t).exp()).collect();
+            let mut part = Part {
+                family: c.family,
+                var: th[nd].exp(),
+                free: Vec::new(),
+                train_free: Vec::new(),
+                fixed_s: vec![0.0; n * m],
+                fixed_e: None,
+            };
+            for (&j, &f) in c.dims.iter().zip(&inv_l) {
+                if let Some(q) = free.iter().position(|&v| v == j) {
+                    part.free.push((q, f));
+                    part.train_free.push((0..n).map(|i| self.x[i * d + j] * f).collect());
+                } else {
+                    let r = fixed.iter().position(|&v| v == j).expect("fixed and free partition the inputs");
+                    for (s, col) in part.fixed_s.chunks_exact_mut(n.max(1)).enumerate().take(m) {
+                        let z = samples[s * fixed.len() + r] * f;
+                        for (i, v) in col.iter_mut().enumerate() {
+                            let t = z - self.x[i * d + j] * f;
+                            *v += t * t;
+                        }
+                    }
+                }
+            }
+            if c.family == KernelFamily::Rbf {
+                part.fixed_e = Some(part.fixed_s.iter().map(|s| (-0.5 * s).exp()).collect());
+            }
+            parts.push(part);
+        }
+        Some(FixedSamples { gp: self, free: free.to_vec(), fixed: fixed.to_vec(), samples: samples.to_vec(), m, parts })
+    }
+}
+
+impl FixedSamples<'_> {
+    /// Number of samples M.
+    pub fn n_samples(&self) -> usize {
+        self.m
+    }
+
+    /// The full input `[x, ξ_s]`.
+    fn point(&self, x: &[f64], s: usize) -> Vec<f64> {
+        let mut p = vec![0.0; self.gp.d];
+        for (q, &j) in self.free.iter().enumerate() {
+            p[j] = x[q];
+        }
+        let k = self.fixed.len();
+        for (q, &j) in self.fixed.iter().enumerate() {
+            p[j] = self.samples[s * k + q];
+        }
+        p
+    }
+
+    /// `s^free_i(x)` of a part and, for the squared exponential, `exp(−s^free_i/2)`.
+    fn free_distance(&self, part: &Part, x: &[f64]) -> Vec<f64> {
+        let n = self.gp.n();
+        let mut s = vec![0.0; n];
+        for (&(q, f), train) in part.free.iter().zip(&part.train_free) {
+            let z = x[q] * f;
+            for (v, t) in s.iter_mut().zip(train) {
+                let u = z - t;
+                *v += u * u;
+            }
+        }
+        s
+    }
+
+    /// Writes the kernel values `k(x_i, [x, ξ_m])` into columns `col0 .. col0 + M` of `kt` (n rows); with `deriv`,
+    /// also `σ²_j k₀'(s_im)` of every part j into `deriv[j]` (M columns of length n).
+    fn cross(&self, x: &[f64], kt: &mut Mat<f64>, col0: usize, mut deriv: Option<&mut [Vec<f64>]>) {
+        let n = self.gp.n();
+        for s in 0..self.m {
+            kt.col_as_slice_mut(col0 + s).iter_mut().for_each(|v| *v = 0.0);
+        }
+        for (pj, part) in self.parts.iter().enumerate() {
+            let sf = self.free_distance(part, x);
+            let ef: Option<Vec<f64>> = part.fixed_e.as_ref().map(|_| sf.iter().map(|s| (-0.5 * s).exp()).collect());
+            for s in 0..self.m {
+                let col = kt.col_as_slice_mut(col0 + s);
+                let mut dc = deriv.as_deref_mut().map(|d| &mut d[pj][s * n..(s + 1) * n]);
+                match (&ef, &part.fixed_e) {
+                    (Some(ef), Some(fe)) => {
+                        let e = &fe[s * n..(s + 1) * n];
+                        for i in 0..n {
+                            let k0 = ef[i] * e[i];
+                            col[i] += part.var * k0;
+                            if let Some(dc) = dc.as_deref_mut() {
+                                dc[i] = part.var * (-0.5 * k0);
+                            }
+                        }
+                    }
+                    _ => {
+                        let fs = &part.fixed_s[s * n..(s + 1) * n];
+                        for i in 0..n {
+                            let (k0, dk0) = stationary(part.family, sf[i] + fs[i]);
+                            col[i] += part.var * k0;
+                            if let Some(dc) = dc.as_deref_mut() {
+                                dc[i] = part.var * dk0;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `Σ_i w_im ∂k(x_i, [x, ξ_m])/∂x_c` for every sample m and free coordinate c (`M × q` row-major), from the
+    /// kernel derivatives `deriv` and the scaled differences `diffs[j][c] = z_c − z_ic` of every part j.
+    fn contract(&self, deriv: &[Vec<f64>], diffs: &[Vec<Vec<f64>>], w: &[&[f64]]) -> Vec<f64> {
+        let (n, m, q) = (self.gp.n(), self.m, self.free.len());
+        let mut out = vec![0.0; m * q];
+        let mut wd = vec![0.0; n];
+        for (pj, part) in self.parts.iter().enumerate() {
+            for (s, ws) in w.iter().enumerate() {
+                let dcol = &deriv[pj][s * n..(s + 1) * n];
+                for i in 0..n {
+                    wd[i] = ws[i] * dcol[i];
+                }
+                for (c, &(qpos, f)) in part.free.iter().enumerate() {
+                    out[s * q + qpos] += 2.0 * f * dot(&wd, &diffs[pj][c]);
+                }
+            }
+        }
+        out
+    }
+
+    /// Posterior means and variances at `[x_p, ξ_m]` for every row-major x_p of `xs` (free coordinates) and every
+    /// sample, point-major (`P·M` values each), raw units.
+    pub fn posterior_many(&self, xs: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let gp = self.gp;
+        let (n, m, q) = (gp.n(), self.m, self.free.len().max(1));
+        let points = xs.len() / q;
+        if n == 0 {
+            let means = (0..points * m).map(|c| gp.raw_mean(&self.point(&xs[c / m * q..], c % m), 0.0)).collect();
+            return (means, vec![gp.prior_variance(); points * m]);
+        }
+        let mut kt = Mat::<f64>::zeros(n, points * m);
+        for (p, x) in xs.chunks_exact(q).enumerate() {
+            self.cross(x, &mut kt, p * m, None);
+        }
+        let means = (0..points * m)
+            .map(|c| {
+                let mean = dot(kt.col_as_slice(c), &gp.alpha);
+                match gp.prior_mean {
+                    Some(_) => gp.raw_mean(&self.point(&xs[c / m * q..], c % m), mean),
+                    None => gp.raw_mean(&[], mean),
+                }
+            })
+            .collect();
+        gp.chol.solve_l_in_place(kt.as_mut());
+        let pv = gp.kernel.prior_variance(&gp.hypers.theta);
+        let s2 = gp.std.scale * gp.std.scale;
+        let vars = (0..points * m)
+            .map(|c| (pv - kt.col_as_slice(c).iter().map(|a| a * a).sum::<f64>()).max(0.0) * s2)
+            .collect();
+        (means, vars)
+    }
+
+    /// Posterior means, variances and their gradients in x at `[x, ξ_m]` for every sample m (as
+    /// [`Gp::posterior_batch_grad`] at the composed points with `dims` the free coordinates).
+    pub fn posterior_grad(&self, x: &[f64]) -> BatchPosterior {
+        let gp = self.gp;
+        let (n, m, q) = (gp.n(), self.m, self.free.len());
+        if n == 0 {
+            let pts: Vec<f64> = (0..m).flat_map(|s| self.point(x, s)).collect();
+            return gp.posterior_batch_grad(&pts, &self.free);
+        }
+        let mut kt = Mat::<f64>::zeros(n, m);
+        let mut deriv = vec![vec![0.0; n * m]; self.parts.len()];
+        self.cross(x, &mut kt, 0, Some(&mut deriv));
+        // z_c − z_ic per part and free coordinate (scaled units).
+        let diffs: Vec<Vec<Vec<f64>>> = self
+            .parts
+            .iter()
+            .map(|part| {
+                part.free
+                    .iter()
+                    .zip(&part.train_free)
+                    .map(|(&(q, f), t)| t.iter().map(|v| x[q] * f - v).collect())
+                    .collect()
+            })
+            .collect();
+        let s = gp.std.scale;
+        let s2 = s * s;
+        let mut out =
+            BatchPosterior { mean: Vec::with_capacity(m), var: Vec::with_capacity(m), dmean: vec![], dvar: vec![] };
+        let alpha = &gp.alpha;
+        out.dmean = self.contract(&deriv, &diffs, &vec![alpha.as_slice(); m]);
+        out.dmean.iter_mut().for_each(|v| *v *= s);
+        for sm in 0..m {
+            let mean = dot(kt.col_as_slice(sm), alpha);
+            match &gp.prior_mean {
+                Some(pm) => {
+                    let p = self.point(x, sm);
+                    out.mean.push(gp.raw_mean(&p, mean));
+                    let mut full = vec![0.0; gp.d];
+                    pm.add_gradient(&p, &mut full);
+                    for (c, &j) in self.free.iter().enumerate() {
+                        out.dmean[sm * q + c] += full[j];
+                    }
+                }
+                None => out.mean.push(gp.raw_mean(&[], mean)),
+            }
+        }
+        gp.chol.solve_l_in_place(kt.as_mut());
+        let pv = gp.kernel.prior_variance(&gp.hypers.theta);
+        let raw_var: Vec<f64> = (0..m).map(|p| pv - kt.col_as_slice(p).iter().map(|a| a * a).sum::<f64>()).collect();
+        gp.chol.solve_lt_in_place(kt.as_mut()); // now (K + Σ)⁻¹ k(X, ·) per column
+        let cols: Vec<&[f64]> = (0..m).map(|c| kt.col_as_slice(c)).collect();
+        out.dvar = self.contract(&deriv, &diffs, &cols);
+        for (sm, rv) in raw_var.iter().enumerate() {
+            out.var.push(rv.max(0.0) * s2);
+            let dv = &mut out.dvar[sm * q..(sm + 1) * q];
+            if *rv <= 0.0 {
+                dv.iter_mut().for_each(|v| *v = 0.0);
+            } else {
+                dv.iter_mut().for_each(|v| *v *= -2.0 * s2);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use rand::{Rng, SeedableRng, rngs::StdRng};
+
+    use super::super::{Data, GpConfig, Hyperparameters, MeanFunction};
+    use super::*;
+    use crate::kernel::{Component, Kernel};
+
+    #[derive(Debug)]
+    struct Tilt;
+
+    impl MeanFunction for Tilt {
+        fn value(&self, x: &[f64]) -> f64 {
+            0.3 * x[0] - 0.2 * x[3] * x[3]
+        }
+        fn add_gradient(&self, x: &[f64], grad: &mut [f64]) {
+            grad[0] += 0.3;
+            grad[3] -= 0.4 * x[3];
+        }
+    }
+
+    fn model(rng: &mut StdRng, kernel: Kernel, prior_mean: bool, n: usize) -> Gp {
+        let d = 4;
+        let x: Vec<f64> = (0..n * d).map(|_| rng.random::<f64>()).collect();
+        let y: Vec<f64> = x.chunks_exact(d).map(|p| (4.0 * p[0]).sin() + p[1] * p[2] - p[3]).collect();
+        let mut config = GpConfig::default_for(d);
+        config.kernel = kernel;
+        if prior_mean {
+            config.prior_mean = Some(Arc::new(Tilt));
+        }
+        let theta: Vec<f64> = (0..config.kernel.n_params()).map(|_| rng.random_range(-1.2..0.2)).collect();
+        Gp::new(&Data::new(d, x, y), &config, Hyperparameters { theta, noise_variance: 1e-4, mean: 0.1 }).unwrap()
+    }
+
+    fn close(a: f64, b: f64, scale: f64) -> bool {
+        (a - b).abs() <= 1e-10 * scale.max(a.abs()).max(b.abs())
+    }
+
+    #[test]
+    fn equals_the_batched_posterior_at_the_composed_points() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let kernels = [
+            Kernel::ard(KernelFamily::Rbf, 4),
+            Kernel::ard(KernelFamily::Matern52, 4),
+            Kernel::ard(KernelFamily::Matern12, 4),
+            Kernel::additive(
+                vec![
+                    Component { family: KernelFamily::Matern32, dims: vec![0, 2] },
+                    Component { family: KernelFamily::Rbf, dims: vec![1, 2, 3] },
+                ],
+                4,
+            ),
+        ];
+        for (t, kernel) in kernels.into_iter().enumerate() {
+            for n in [0, 1, 30] {
+                let gp = model(&mut rng, kernel.clone(), t % 2 == 1, n);
+                let (free, fixed) = if t < 2 { (vec![2, 0], vec![3, 1]) } else { (vec![1, 0, 3, 2], vec![]) };
+                let m = if fixed.is_empty() { 1 } else { 11 };
+                let samples: Vec<f64> = (0..m * fixed.len()).map(|_| rng.random::<f64>()).collect();
+                let fs = gp.fixed_samples(&free, &fixed, &samples).unwrap();
+                assert_eq!(fs.n_samples(), m);
+                let xs: Vec<f64> = (0..3 * free.len()).map(|_| rng.random::<f64>()).collect();
+                let (mu, var) = fs.posterior_many(&xs);
+                for (p, x) in xs.chunks_exact(free.len()).enumerate() {
+                    let pts: Vec<f64> = (0..m).flat_map(|s| fs.point(x, s)).collect();
+                    let reference = gp.posterior_batch_grad(&pts, &free);
+                    let b = fs.posterior_grad(x);
+                    let pv = gp.prior_variance();
+                    for s in 0..m {
+                        assert!(close(b.mean[s], reference.mean[s], 1.0), "{t} {n}: mean");
+                        assert!(close(b.var[s], reference.var[s], pv), "{t} {n}: var");
+                        assert!(close(mu[p * m + s], reference.mean[s], 1.0));
+                        assert!(close(var[p * m + s], reference.var[s], pv));
+                    }
+                    let scale = reference.dmean.iter().chain(&reference.dvar).fold(1.0f64, |a, v| a.max(v.abs()));
+                    for (a, r) in b.dmean.iter().zip(&reference.dmean).chain(b.dvar.iter().zip(&reference.dvar)) {
+                        assert!(close(*a, *r, scale), "{t} {n}: gradient {a} vs {r}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rejects_what_it_cannot_split() {
+        let mut rng = StdRng::seed_from_u64(5);
+        let gp = model(&mut rng, Kernel::ard(KernelFamily::Rbf, 4), false, 5);
+        assert!(gp.fixed_samples(&[0, 1], &[2], &[0.5]).is_none(), "dimension 3 missing");
+        assert!(gp.fixed_samples(&[0, 1, 2], &[2, 3], &[0.5, 0.5]).is_none(), "dimension 2 twice");
+        let periodic = model(&mut rng, Kernel::ard(KernelFamily::Periodic, 4), false, 5);
+        assert!(periodic.fixed_samples(&[0, 1], &[2, 3], &[0.5, 0.5]).is_none());
+    }
+}
