@@ -245,7 +245,7 @@ impl MmdBall {
         // 0.1 % or the constraint is tight to 1e-6 relative.
         let mut side = 0i8;
         for _ in 0..100 {
-            if hi / lo <= 1.0 + 1e-3 || f_hi >= -1e-6 * d2 || !(f_lo > 0.0) {
+            if hi / lo <= 1.0 + 1e-3 || f_hi >= -1e-6 * d2 || f_lo.is_nan() || f_lo <= 0.0 {
                 break;
             }
             let (s_lo, s_hi) = (lo.ln(), hi.ln());
@@ -299,14 +299,14 @@ fn project_simplex_into(z: &[f64], scratch: &mut Vec<f64>, out: &mut [f64]) {
             }
         }
         let next = (sum - 1.0) / count.max(1) as f64;
-        if !(next > tau) {
+        if next.is_nan() || next <= tau {
             break;
         }
         tau = next;
     }
     let cut = tau - 1e-9 * (1.0 + tau.abs());
     scratch.clear();
-    scratch.extend(z.iter().copied().filter(|&v| !(v <= cut)));
+    scratch.extend(z.iter().copied().filter(|&v| v.is_nan() || v > cut));
     // Equal values are interchangeable: the cumulative sums of the sorted values do not depend on their order.
     scratch.sort_unstable_by(|a, b| b.total_cmp(a));
     let mut cum = 0.0;
