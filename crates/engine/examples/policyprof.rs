@@ -4,7 +4,9 @@
 //! checked to leave the suggestions unchanged, and the first/last suggestions. `bo`: the seed003 synthetic_bo setup
 //! (unit square, 50×50 representer points, known SE prior ℓ = 0.1, σ² = 1e-6) on a fixed smooth function; `lse`:
 //! the synthetic LSE setup (50×50 candidate grid, three noise levels with costs, h = 0.6); `grid`: the SVM-grid
-//! setup (25×14×4 integer grid, Matérn-5/2 ARD re-learned every 3 samples).
+//! setup (25×14×4 integer grid, Matérn-5/2 ARD re-learned every 3 samples); `cvs`: 12-D, the 7 control sets of
+//! seed 000 (MC samples from the `MC` environment variable, default 32). `expected <n> [M] [controlled]` times the
+//! batched expected UCB of the control-set policies alone.
 use engine::{History, ObservationRecord, PolicyState, Study, StudySpec, SuggestRequest};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
@@ -14,9 +16,46 @@ fn f2(u: &[f64]) -> f64 {
     bump(0.3, 0.7, 0.02, 1.0) + bump(0.75, 0.25, 0.01, 0.8) + 0.3 * (7.0 * u[0]).sin() * (5.0 * u[1]).cos()
 }
 
+/// `expected <n> [M] [controlled]`: CPU time of value-and-gradient evaluations of the batched expected UCB
+/// (`ExpectedUcb`) on a 12-D RBF GP with n random points, M samples, the first `controlled` inputs controlled.
+fn expected(args: &[String]) {
+    use engine::acquisition::{Acquisition, ExpectedUcb};
+    use engine::gp::{Data, Gp, GpConfig, Hyperparameters};
+    let arg = |i: usize, default: usize| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(default);
+    let (n, m, q, d) = (arg(1, 300), arg(2, 64), arg(3, 6), 12);
+    let mut rng = StdRng::seed_from_u64(1);
+    let x: Vec<f64> = (0..n * d).map(|_| rng.random::<f64>()).collect();
+    let y: Vec<f64> = x.chunks_exact(d).map(|p| f2(p) - (p[2] - 0.3).powi(2)).collect();
+    let mut config = GpConfig::default_for(d);
+    config.kernel = engine::kernel::Kernel::ard(engine::kernel::KernelFamily::Rbf, d);
+    let hypers = Hyperparameters { theta: vec![-0.7; d + 1], noise_variance: 1e-4, mean: 0.0 };
+    let gp = Gp::new(&Data::new(d, x, y), &config, hypers).unwrap();
+    let samples: Vec<f64> = (0..m * (d - q)).map(|_| rng.random::<f64>()).collect();
+    let acq = ExpectedUcb::new(&gp, 2.0, (0..q).collect(), (q..d).collect(), samples);
+    let evals = 200;
+    let points: Vec<f64> = (0..evals * q).map(|_| rng.random::<f64>()).collect();
+    let mut grad = vec![0.0; q];
+    let mut check = 0.0;
+    let cpu0 = cpu_ms();
+    for x in points.chunks_exact(q) {
+        check += acq.value_and_grad(x, &mut grad) + grad[0];
+    }
+    let per_grad = (cpu_ms() - cpu0) / evals as f64;
+    let cpu0 = cpu_ms();
+    let values = acq.values(&points);
+    let per_value = (cpu_ms() - cpu0) / evals as f64;
+    check += values.iter().sum::<f64>();
+    println!(
+        "expected n={n} M={m} q={q}: {per_grad:.3} ms per value+gradient, {per_value:.3} ms per value (check {check:.6e})"
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let scenario = args.first().map_or("bo", String::as_str);
+    if scenario == "expected" {
+        return expected(&args);
+    }
     let algo = args.get(1).map_or("truvar", String::as_str);
     let budget: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(30);
     let seed: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(0);

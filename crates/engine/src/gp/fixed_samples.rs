@@ -10,7 +10,8 @@
 //! triangular solve with M right-hand sides, as [`Gp::posterior_batch_grad`]. Results equal
 //! [`Gp::posterior_batch_grad`] at the composed points up to floating-point rounding.
 
-use faer::Mat;
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, Par};
 
 use super::{BatchPosterior, Gp, dot};
 use crate::kernel::{KernelFamily, stationary};
@@ -174,24 +175,43 @@ impl FixedSamples<'_> {
         }
     }
 
-    /// `Σ_i w_im ∂k(x_i, [x, ξ_m])/∂x_c` for every sample m and free coordinate c (`M × q` row-major), from the
-    /// kernel derivatives `deriv` and the scaled differences `diffs[j][c] = z_c − z_ic` of every part j.
-    fn contract(&self, deriv: &[Vec<f64>], diffs: &[Vec<Vec<f64>>], w: &[&[f64]]) -> Vec<f64> {
+    /// `Σ_i w_im ∂k(x_i, [x, ξ_m])/∂x_c` for `w = α` and for `w` the columns of `kinv_k` (`(K + Σ)⁻¹ k(X, ·)`),
+    /// each `M × q` row-major, standardised units: one `q_j × n` by `n × 2M` product per part.
+    fn contract(&self, x: &[f64], deriv: &[Vec<f64>], kinv_k: &Mat<f64>) -> (Vec<f64>, Vec<f64>) {
         let (n, m, q) = (self.gp.n(), self.m, self.free.len());
-        let mut out = vec![0.0; m * q];
-        let mut wd = vec![0.0; n];
-        for (pj, part) in self.parts.iter().enumerate() {
-            for (s, ws) in w.iter().enumerate() {
-                let dcol = &deriv[pj][s * n..(s + 1) * n];
-                for i in 0..n {
-                    wd[i] = ws[i] * dcol[i];
+        let (mut dmean, mut dvar) = (vec![0.0; m * q], vec![0.0; m * q]);
+        let alpha = &self.gp.alpha;
+        for (part, dpart) in self.parts.iter().zip(deriv) {
+            let qj = part.free.len();
+            if qj == 0 {
+                continue;
+            }
+            // Scaled differences z_c − z_ic (`q_j × n`).
+            let diff = Mat::<f64>::from_fn(qj, n, |c, i| {
+                let (pos, f) = part.free[c];
+                x[pos] * f - part.train_free[c][i]
+            });
+            let mut w = Mat::<f64>::zeros(n, 2 * m);
+            for s in 0..m {
+                let dcol = &dpart[s * n..(s + 1) * n];
+                for ((v, a), d) in w.col_as_slice_mut(s).iter_mut().zip(alpha).zip(dcol) {
+                    *v = a * d;
                 }
-                for (c, &(qpos, f)) in part.free.iter().enumerate() {
-                    out[s * q + qpos] += 2.0 * f * dot(&wd, &diffs[pj][c]);
+                let u = kinv_k.col_as_slice(s);
+                for ((v, a), d) in w.col_as_slice_mut(m + s).iter_mut().zip(u).zip(dcol) {
+                    *v = a * d;
+                }
+            }
+            let mut r = Mat::<f64>::zeros(qj, 2 * m);
+            matmul(r.as_mut(), Accum::Replace, diff.as_ref(), w.as_ref(), 1.0, Par::Seq);
+            for (c, &(pos, f)) in part.free.iter().enumerate() {
+                for s in 0..m {
+                    dmean[s * q + pos] += 2.0 * f * r[(c, s)];
+                    dvar[s * q + pos] += 2.0 * f * r[(c, m + s)];
                 }
             }
         }
-        out
+        (dmean, dvar)
     }
 
     /// Posterior means and variances at `[x_p, ξ_m]` for every row-major x_p of `xs` (free coordinates) and every
@@ -238,27 +258,20 @@ impl FixedSamples<'_> {
         let mut kt = Mat::<f64>::zeros(n, m);
         let mut deriv = vec![vec![0.0; n * m]; self.parts.len()];
         self.cross(x, &mut kt, 0, Some(&mut deriv));
-        // z_c − z_ic per part and free coordinate (scaled units).
-        let diffs: Vec<Vec<Vec<f64>>> = self
-            .parts
-            .iter()
-            .map(|part| {
-                part.free
-                    .iter()
-                    .zip(&part.train_free)
-                    .map(|(&(q, f), t)| t.iter().map(|v| x[q] * f - v).collect())
-                    .collect()
-            })
-            .collect();
-        let s = gp.std.scale;
-        let s2 = s * s;
-        let mut out =
-            BatchPosterior { mean: Vec::with_capacity(m), var: Vec::with_capacity(m), dmean: vec![], dvar: vec![] };
-        let alpha = &gp.alpha;
-        out.dmean = self.contract(&deriv, &diffs, &vec![alpha.as_slice(); m]);
-        out.dmean.iter_mut().for_each(|v| *v *= s);
-        for sm in 0..m {
-            let mean = dot(kt.col_as_slice(sm), alpha);
+        let means: Vec<f64> = (0..m).map(|sm| dot(kt.col_as_slice(sm), &gp.alpha)).collect();
+        gp.chol.solve_l_in_place(kt.as_mut());
+        let pv = gp.kernel.prior_variance(&gp.hypers.theta);
+        let raw_var: Vec<f64> = (0..m).map(|p| pv - kt.col_as_slice(p).iter().map(|a| a * a).sum::<f64>()).collect();
+        gp.chol.solve_lt_in_place(kt.as_mut()); // now (K + Σ)⁻¹ k(X, ·) per column
+        let (dmean, dvar) = self.contract(x, &deriv, &kt);
+        let (s, s2) = (gp.std.scale, gp.std.scale * gp.std.scale);
+        let mut out = BatchPosterior {
+            mean: Vec::with_capacity(m),
+            var: raw_var.iter().map(|v| v.max(0.0) * s2).collect(),
+            dmean: dmean.iter().map(|v| v * s).collect(),
+            dvar,
+        };
+        for (sm, mean) in means.into_iter().enumerate() {
             match &gp.prior_mean {
                 Some(pm) => {
                     let p = self.point(x, sm);
@@ -271,21 +284,8 @@ impl FixedSamples<'_> {
                 }
                 None => out.mean.push(gp.raw_mean(&[], mean)),
             }
-        }
-        gp.chol.solve_l_in_place(kt.as_mut());
-        let pv = gp.kernel.prior_variance(&gp.hypers.theta);
-        let raw_var: Vec<f64> = (0..m).map(|p| pv - kt.col_as_slice(p).iter().map(|a| a * a).sum::<f64>()).collect();
-        gp.chol.solve_lt_in_place(kt.as_mut()); // now (K + Σ)⁻¹ k(X, ·) per column
-        let cols: Vec<&[f64]> = (0..m).map(|c| kt.col_as_slice(c)).collect();
-        out.dvar = self.contract(&deriv, &diffs, &cols);
-        for (sm, rv) in raw_var.iter().enumerate() {
-            out.var.push(rv.max(0.0) * s2);
-            let dv = &mut out.dvar[sm * q..(sm + 1) * q];
-            if *rv <= 0.0 {
-                dv.iter_mut().for_each(|v| *v = 0.0);
-            } else {
-                dv.iter_mut().for_each(|v| *v *= -2.0 * s2);
-            }
+            let scale = if raw_var[sm] > 0.0 { -2.0 * s2 } else { 0.0 };
+            out.dvar[sm * q..(sm + 1) * q].iter_mut().for_each(|v| *v *= scale);
         }
         out
     }
