@@ -129,6 +129,36 @@ impl Method {
     }
 }
 
+impl Experiment {
+    /// Median, mean, 5%-trimmed mean and s.e. of every method's curve at the given x values (last value carried),
+    /// as a text table (the rows start with [`CHECKPOINT_HEADER`]'s columns).
+    pub fn checkpoint_table(&self, xs: &[f64]) -> String {
+        let mut out = format!(
+            "{CHECKPOINT_HEADER:<24} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
+            self.x_axis, "median", "mean", "trim5%", "s.e."
+        );
+        for m in &self.methods {
+            for &x in xs {
+                let vals: Vec<f64> =
+                    m.runs.iter().filter_map(|r| r.x.iter().rposition(|&v| v <= x).map(|i| r.y[i])).collect();
+                out.push_str(&format!(
+                    "  {:<22} {:>10} {:>10.4e} {:>10.4e} {:>10.4e} {:>10.2e}\n",
+                    m.name,
+                    x,
+                    stats::quantile(&vals, 0.5),
+                    stats::mean(&vals),
+                    stats::trimmed_mean(&vals, 0.05),
+                    stats::stderr(&vals)
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// The start of a checkpoint table's header line.
+pub const CHECKPOINT_HEADER: &str = "  method";
+
 impl SuiteResult {
     /// An empty result stamped with commit, time and machine.
     pub fn new(suite: &str, quick: bool) -> Self {

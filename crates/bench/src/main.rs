@@ -2,9 +2,12 @@
 //!
 //! `cargo run --release -p bench -- <suite> [--quick] [--seeds N] [--out DIR] [--only NAME]` writes
 //! `DIR/<suite>.json` (format: `shared/bench-format.md`) and one SVG per experiment, and prints a summary table.
+//! A long protocol can be run in slices (`--first-run K --seeds N` runs the protocol's runs K..K+N) and the slices
+//! joined with `bench merge --out DIR a.json b.json …` ([`merge`]).
 
 mod format;
 mod httpc;
+mod merge;
 mod plot;
 mod runner;
 mod stats;
@@ -19,14 +22,20 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(about = "bayesd benchmarks: paper reproductions and performance")]
 pub struct Args {
-    /// Suite to run (`list` prints them).
+    /// Suite to run (`list` prints them; `merge` joins the result files given after it).
     pub suite: String,
+    /// `merge`: the result files of one suite to join.
+    pub inputs: Vec<PathBuf>,
     /// Reduced protocol (fewer seeds, smaller budgets) that finishes in a few minutes.
     #[arg(long)]
     pub quick: bool,
     /// Override the number of seeds (runs) per method.
     #[arg(long)]
     pub seeds: Option<usize>,
+    /// Skip the protocol's first K runs (seeds) of every method: with `--seeds N`, runs K..K+N (a slice of a long
+    /// protocol, to be joined with `bench merge`).
+    #[arg(long, default_value_t = 0)]
+    pub first_run: u64,
     /// Output directory.
     #[arg(long, default_value = "bench-results")]
     pub out: PathBuf,
@@ -45,6 +54,13 @@ impl Args {
     pub fn n_seeds(&self, full: usize, quick: usize) -> usize {
         self.seeds.unwrap_or(if self.quick { quick } else { full })
     }
+
+    /// The seeds of the runs to do: `base + first_run ..` for [`Args::n_seeds`] runs (`base`: the protocol's first
+    /// seed).
+    pub fn run_seeds(&self, base: u64, full: usize, quick: usize) -> Vec<u64> {
+        let start = base + self.first_run;
+        (start..start + self.n_seeds(full, quick) as u64).collect()
+    }
 }
 
 fn main() -> anyhow::Result<()> {
@@ -55,11 +71,15 @@ fn main() -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let Some(run) = suites::find(&args.suite) else {
-        anyhow::bail!("unknown suite '{}'; `bench list` shows the suites", args.suite);
-    };
     std::fs::create_dir_all(&args.out)?;
-    let result = run(&args)?;
+    let result = if args.suite == "merge" {
+        merge::merge(&args.inputs, &args.out)?
+    } else {
+        let Some(run) = suites::find(&args.suite) else {
+            anyhow::bail!("unknown suite '{}'; `bench list` shows the suites", args.suite);
+        };
+        run(&args)?
+    };
     let path = args.out.join(format!("{}.json", result.suite));
     std::fs::write(&path, serde_json::to_string_pretty(&result)?)?;
     suites::print_summary(&result);

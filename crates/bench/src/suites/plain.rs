@@ -22,13 +22,13 @@ const METHODS: &[(&str, &str)] = &[
 /// Runs the suite.
 pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
     let mut result = SuiteResult::new("plain", args.quick);
-    let seeds = args.n_seeds(10, 3) as u64;
+    let seeds = args.run_seeds(0, 10, 3);
     let problems = [(TestFunction::branin(), 40), (TestFunction::hartmann6(), 100), (TestFunction::ackley(6), 100)];
     for (f, budget) in problems {
         if !args.selected(&f.name) {
             continue;
         }
-        let jobs: Vec<(&str, u64)> = METHODS.iter().flat_map(|(m, _)| (0..seeds).map(move |s| (*m, s))).collect();
+        let jobs: Vec<(&str, u64)> = METHODS.iter().flat_map(|(m, _)| seeds.iter().map(move |&s| (*m, s))).collect();
         let runs = parallel_map(&f.name, &jobs, |(method, seed)| one_run(&f, method, *seed, budget));
         let methods = METHODS
             .iter()

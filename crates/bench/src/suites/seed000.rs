@@ -290,7 +290,7 @@ fn one_run(
 /// Runs the suite.
 pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
     let mut result = SuiteResult::new("seed000", args.quick);
-    let seeds = args.n_seeds(5, 2) as u64;
+    let seeds = args.run_seeds(0, 5, 2);
     let budget = if args.quick { QUICK_BUDGET } else { BUDGET };
     let settings: Vec<(&str, &[f64; 7], f64)> = if args.quick {
         vec![("cheap", &CHEAP, 0.02)]
@@ -310,7 +310,8 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
             }
             let draws = metric_draws(p.d, variance);
             let opt = p.optimum.unwrap_or_else(|| best_expected(&p, &draws));
-            let jobs: Vec<(&str, u64)> = METHODS.iter().flat_map(|(m, _)| (0..seeds).map(move |s| (*m, s))).collect();
+            let jobs: Vec<(&str, u64)> =
+                METHODS.iter().flat_map(|(m, _)| seeds.iter().map(move |&s| (*m, s))).collect();
             let runs = parallel_map(&name, &jobs, |(m, s)| one_run(&p, costs, variance, m, *s, &draws, opt, budget));
             for ((m, s), r) in jobs.iter().zip(&runs) {
                 if let Err(e) = r {

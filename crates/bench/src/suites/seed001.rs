@@ -216,11 +216,11 @@ fn experiment(
     description: &str,
     t: Transform,
     methods: &[&str],
-    seeds: u64,
+    seeds: &[u64],
     iterations: usize,
     cost_budget: Option<f64>,
 ) -> anyhow::Result<()> {
-    let jobs: Vec<(&str, u64)> = methods.iter().flat_map(|m| (0..seeds).map(move |s| (*m, s))).collect();
+    let jobs: Vec<(&str, u64)> = methods.iter().flat_map(|m| seeds.iter().map(move |&s| (*m, s))).collect();
     let runs = parallel_map(name, &jobs, |(m, s)| one_run(t, m, *s, iterations, cost_budget));
     for ((m, s), r) in jobs.iter().zip(&runs) {
         if let Err(e) = r {
@@ -260,7 +260,7 @@ fn experiment(
 /// Runs the suite.
 pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
     let mut result = SuiteResult::new("seed001", args.quick);
-    let seeds = args.n_seeds(5, 2) as u64;
+    let seeds = args.run_seeds(0, 5, 2);
     let iterations = if args.quick { 40 } else { 100 };
     let transforms: &[Transform] =
         if args.quick { &[Transform::Linear] } else { &[Transform::Linear, Transform::NonLinear] };
@@ -280,7 +280,7 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
             &description,
             t,
             &["cmes", "gp-mes", "gp-ucb", "gp-ei"],
-            seeds,
+            &seeds,
             iterations,
             None,
         )?;
@@ -298,7 +298,7 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
             &description,
             Transform::Linear,
             &["cmets", "cmes", "gp-mes", "gp-ucb", "gp-ei"],
-            seeds,
+            &seeds,
             usize::MAX,
             Some(budget),
         )?;

@@ -295,8 +295,8 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
         if !args.selected(p.name) {
             continue;
         }
-        let seeds = args.n_seeds(*full_seeds, 10) as u64;
-        let jobs: Vec<(&str, u64)> = p.methods.iter().flat_map(|(m, _)| (0..seeds).map(move |s| (*m, s))).collect();
+        let seeds = args.run_seeds(0, *full_seeds, 10);
+        let jobs: Vec<(&str, u64)> = p.methods.iter().flat_map(|(m, _)| seeds.iter().map(move |&s| (*m, s))).collect();
         let runs = parallel_map(p.name, &jobs, |(method, seed)| one_run(p, method, *seed));
         for ((m, s), r) in jobs.iter().zip(&runs) {
             if let Err(e) = r {

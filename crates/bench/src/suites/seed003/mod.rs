@@ -51,37 +51,13 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
             continue;
         }
         let (mut exp, band, checkpoints) = f(args)?;
-        let table = checkpoint_table(&exp, &checkpoints);
+        let table = exp.checkpoint_table(&checkpoints);
         println!("\n{name}: {}\n{table}", exp.description);
         exp.description = format!("{}\n{table}", exp.description);
         plot_experiment(&exp, &args.out, &format!("seed003_{name}"), band)?;
         result.experiments.push(exp);
     }
     Ok(result)
-}
-
-/// Median, mean, 5%-trimmed mean and s.e. of every method's curve at the given x values (last value carried).
-fn checkpoint_table(exp: &Experiment, xs: &[f64]) -> String {
-    let mut out = format!(
-        "  {:<22} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
-        "method", exp.x_axis, "median", "mean", "trim5%", "s.e."
-    );
-    for m in &exp.methods {
-        for &x in xs {
-            let vals: Vec<f64> =
-                m.runs.iter().filter_map(|r| r.x.iter().rposition(|&v| v <= x).map(|i| r.y[i])).collect();
-            out.push_str(&format!(
-                "  {:<22} {:>10} {:>10.4e} {:>10.4e} {:>10.4e} {:>10.2e}\n",
-                m.name,
-                x,
-                stats::quantile(&vals, 0.5),
-                stats::mean(&vals),
-                stats::trimmed_mean(&vals, 0.05),
-                stats::stderr(&vals)
-            ));
-        }
-    }
-    out
 }
 
 /// A labelled method: display name, role, algorithm spec.
@@ -99,10 +75,10 @@ fn entry(name: &str, role: &'static str, algorithm: Value) -> Entry {
 fn run_methods(
     label: &str,
     entries: &[Entry],
-    seeds: u64,
+    seeds: &[u64],
     one: impl Fn(&Entry, u64) -> anyhow::Result<Run> + Sync,
 ) -> Vec<Method> {
-    let jobs: Vec<(usize, u64)> = (0..entries.len()).flat_map(|m| (0..seeds).map(move |s| (m, s))).collect();
+    let jobs: Vec<(usize, u64)> = (0..entries.len()).flat_map(|m| seeds.iter().map(move |&s| (m, s))).collect();
     let runs = parallel_map(label, &jobs, |(m, s)| one(&entries[*m], *s));
     entries
         .iter()
@@ -148,7 +124,8 @@ fn with(mut base: Value, extra: Value) -> Value {
 // ---------------------------------------------------------------------------------------------------------------
 
 fn synthetic_bo(args: &Args) -> anyhow::Result<(Experiment, Band, Vec<f64>)> {
-    let n_functions = args.n_seeds(200, 20) as u64;
+    let seeds = args.run_seeds(0, 200, 20);
+    let n_functions = seeds.len();
     let budget = 100;
     let prior = known_prior("rbf", &[0.1], 1e-6);
     let opts = |extra: Value| with(with(prior.clone(), json!({"initial_design": 1})), extra);
@@ -163,7 +140,7 @@ fn synthetic_bo(args: &Args) -> anyhow::Result<(Experiment, Band, Vec<f64>)> {
         entry("gp-mes", "baseline", json!({"name": "gp-mes", "options": opts(json!({}))})),
     ];
     let eval_grid = unit_grid(100);
-    let methods = run_methods("synthetic_bo", &entries, n_functions, |e, seed| {
+    let methods = run_methods("synthetic_bo", &entries, &seeds, |e, seed| {
         let f = PosteriorMeanFunction::new(seed, 200);
         let fstar = f.eval(&argmax_mean(f.gp(), &eval_grid));
         let spec = serde_json::from_value(json!({
@@ -316,7 +293,7 @@ impl LseSetting<'_> {
     }
 }
 
-fn lse_methods(label: &str, setting: &LseSetting<'_>, entries: &[Entry], seeds: u64) -> (Vec<Method>, String) {
+fn lse_methods(label: &str, setting: &LseSetting<'_>, entries: &[Entry], seeds: &[u64]) -> (Vec<Method>, String) {
     let spend = std::sync::Mutex::new(BTreeMap::<String, Vec<f64>>::new());
     let methods = run_methods(label, entries, seeds, |e, seed| {
         let (run, per_level) = setting.run(e, seed)?;
@@ -335,7 +312,7 @@ fn lse_methods(label: &str, setting: &LseSetting<'_>, entries: &[Entry], seeds: 
 }
 
 fn synthetic_lse(args: &Args) -> anyhow::Result<(Experiment, Band, Vec<f64>)> {
-    let runs = args.n_seeds(100, 5) as u64;
+    let runs = args.run_seeds(0, 100, 5);
     let (n, h) = (50, 2.25);
     let grid = unit_grid(n);
     // One function for every run (as in the paper): the first draw with a super-level set of 2–30 % of the grid.
@@ -377,7 +354,7 @@ fn synthetic_lse(args: &Args) -> anyhow::Result<(Experiment, Band, Vec<f64>)> {
         cost_axis: true,
         budget,
     };
-    let (methods, spend) = lse_methods("synthetic_lse", &setting, &entries, runs);
+    let (methods, spend) = lse_methods("synthetic_lse", &setting, &entries, &runs);
     let frac = truth.iter().filter(|&&v| v > h).count() as f64 / truth.len() as f64;
     let exp = Experiment {
         name: "synthetic_lse".into(),
@@ -399,7 +376,7 @@ fn synthetic_lse(args: &Args) -> anyhow::Result<(Experiment, Band, Vec<f64>)> {
 // ---------------------------------------------------------------------------------------------------------------
 
 fn lake(args: &Args, movement: bool) -> anyhow::Result<(Experiment, Band, Vec<f64>)> {
-    let runs = args.n_seeds(100, 5) as u64;
+    let runs = args.run_seeds(0, 100, 5);
     let n = 50;
     let grid = unit_grid(n);
     let truth = sample_gp(&grid, KernelFamily::Matern52, [0.25, 0.15], 7);
@@ -444,7 +421,7 @@ fn lake(args: &Args, movement: bool) -> anyhow::Result<(Experiment, Band, Vec<f6
         budget,
     };
     let name = if movement { "lake_movement_cost" } else { "lake_unit_cost" };
-    let (methods, _) = lse_methods(name, &setting, &entries, runs);
+    let (methods, _) = lse_methods(name, &setting, &entries, &runs);
     let exp = Experiment {
         name: name.into(),
         description: format!(
@@ -501,7 +478,7 @@ fn svm_table() -> anyhow::Result<(Vec<usize>, SvmTable, f64)> {
 }
 
 fn svm_grid(args: &Args) -> anyhow::Result<(Experiment, Band, Vec<f64>)> {
-    let runs = args.n_seeds(100, 5) as u64;
+    let runs = args.run_seeds(0, 100, 5);
     let budget = if args.quick { 40 } else { 60 };
     let (sizes, table, best) = svm_table()?;
     let common = json!({"refit_every": 3, "initial_design": 1});
@@ -514,7 +491,7 @@ fn svm_grid(args: &Args) -> anyhow::Result<(Experiment, Band, Vec<f64>)> {
             json!({"name": "gp-ucb", "options": with(common.clone(), json!({"beta_theoretical_scale": 0.2}))}),
         ),
     ];
-    let methods = run_methods("svm_grid", &entries, runs, |e, seed| {
+    let methods = run_methods("svm_grid", &entries, &runs, |e, seed| {
         let spec = serde_json::from_value(json!({
             "parameters": [
                 {"name": "c", "type": "int", "low": 0, "high": sizes[0] - 1},
