@@ -1,12 +1,15 @@
-//! The two real-data objectives of seed 000 (Hoang et al., AAAI 2025, §Experiments; Tay et al., NeurIPS 2023):
-//! GP surrogates whose parameters were decoded from the authors' pickles (`crates/bench/data/*.json`, copied from
-//! `shared/data`; provenance and formulas in each file's `source`/`formula` fields). Both are maximised over
-//! `[0, 1]^5` and need only a kernel row times a stored weight vector.
+//! The real-data objectives of seed 000 (Hoang et al., AAAI 2025, §Experiments; Tay et al., NeurIPS 2023) and seed
+//! 002 (Huang et al., AAAI 2024, portfolio): GP surrogates whose parameters were decoded from the authors' pickles
+//! and state dicts (`crates/bench/data/*.json`, copied from `shared/data`; provenance and formulas in each file's
+//! `source`/`formula` fields). All live on `[0, 1]^5` and need only a kernel row times a stored weight vector.
 //!
 //! - Plant growth: mean of latent 1 of a GPflow SVGP (squared-exponential ARD kernel, whitened, 464 inducing
 //!   points) at `x_raw = lower + u·(upper − lower)`: `Σ_i k1(x_raw, Z1_i)·alpha_i`, standardised leaf area.
 //! - Airfoil self-noise: posterior mean of a BoTorch `SingleTaskGP` (Matérn-5/2 ARD, constant mean) fitted on
 //!   the 1503 UCI rows: `outcome_mean + outcome_std·(c + k(x, X)·w)`.
+//! - Portfolio (CVXPortfolio simulator surrogate of BoRisk, used by sbokde): posterior mean of a BoTorch
+//!   `SingleTaskGP` (Matérn-5/2 ARD, constant mean, `Standardize`) on 3000 simulator runs, same formula as airfoil;
+//!   the exact posterior mean (the original ran GPyTorch's float32 CG solve: `shared/data/README.md` §3, caveat).
 
 use serde_json::Value;
 
@@ -96,6 +99,33 @@ impl Surrogate {
         })
     }
 
+    /// The portfolio objective (`portfolio_gp.json`): first 3 coordinates the decision, last 2 the context.
+    pub fn portfolio() -> anyhow::Result<Self> {
+        let d: Value = serde_json::from_str(include_str!("../data/portfolio_gp.json"))?;
+        let h = &d["hyperparameters"];
+        let checks = d["check_pairs"]
+            .as_array()
+            .ok_or_else(|| anyhow::anyhow!("check_pairs"))?
+            .iter()
+            .map(|c| Ok((vec5(&c["x"])?, num(&c["value"])?)))
+            .collect::<anyhow::Result<_>>()?;
+        let (mean, std, c) = (num(&h["outcome_mean"])?, num(&h["outcome_std"])?, num(&h["constant_mean"])?);
+        Ok(Self {
+            name: "portfolio",
+            points: rows(&d["x"])?,
+            weights: serde_json::from_value(d["mean_weights"].clone())?,
+            lengthscales: vec5(&h["lengthscales"])?,
+            variance: num(&h["outputscale"])?,
+            matern52: true,
+            lower: [0.0; 5],
+            upper: [1.0; 5],
+            offset: mean + std * c,
+            scale: std,
+            check_pairs: checks,
+            optimum: None,
+        })
+    }
+
     /// Value at `u ∈ [0, 1]^5`.
     pub fn eval(&self, u: &[f64]) -> f64 {
         let x: Vec<f64> = (0..5).map(|j| self.lower[j] + u[j] * (self.upper[j] - self.lower[j])).collect();
@@ -133,6 +163,13 @@ mod tests {
     #[test]
     fn plant_matches_the_check_pairs() {
         check(&Surrogate::plant().unwrap());
+    }
+
+    #[test]
+    fn portfolio_matches_the_check_pairs() {
+        let s = Surrogate::portfolio().unwrap();
+        assert_eq!(s.check_pairs.len(), 8);
+        check(&s);
     }
 
     #[test]
