@@ -60,7 +60,7 @@ const INITIAL: usize = 10;
 /// Runs the suite.
 pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
     let mut result = SuiteResult::new("seed002", args.quick);
-    let seeds: Vec<u64> = (100..100 + args.n_seeds(5, 2) as u64).collect();
+    let seeds = args.run_seeds(100, 5, 2);
     let budget = if args.quick { 60 } else { 350 };
     for p in problems() {
         if args.quick && !matches!(p.name, "ackley" | "newsvendor") || !args.selected(p.name) {
@@ -220,7 +220,7 @@ fn one_run(p: &Problem, method: &str, seed: u64, budget: usize) -> anyhow::Resul
 /// Table 1: wall seconds of 100 evaluations on Ackley (2+1) per method; the curve is the cumulative suggest time.
 fn timing(args: &Args) -> anyhow::Result<Vec<Experiment>> {
     let p = problems().into_iter().find(|p| p.name == "ackley").ok_or_else(|| anyhow::anyhow!("no ackley"))?;
-    let seeds: Vec<u64> = (100..100 + args.n_seeds(10, 1) as u64).collect();
+    let seeds = args.run_seeds(100, 10, 1);
     let jobs: Vec<(&str, u64)> = methods().into_iter().flat_map(|(m, _)| seeds.iter().map(move |s| (m, *s))).collect();
     let runs = parallel_map("timing", &jobs, |(method, seed)| {
         let spec = spec(&p, method, *seed)?;
