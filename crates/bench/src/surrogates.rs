@@ -74,34 +74,18 @@ impl Surrogate {
 
     /// The airfoil self-noise objective (`airfoil_gp.json`).
     pub fn airfoil() -> anyhow::Result<Self> {
-        let d: Value = serde_json::from_str(include_str!("../data/airfoil_gp.json"))?;
-        let h = &d["hyperparameters"];
-        let checks = d["check_pairs"]
-            .as_array()
-            .ok_or_else(|| anyhow::anyhow!("check_pairs"))?
-            .iter()
-            .map(|c| Ok((vec5(&c["x"])?, num(&c["value"])?)))
-            .collect::<anyhow::Result<_>>()?;
-        let (mean, std, c) = (num(&h["outcome_mean"])?, num(&h["outcome_std"])?, num(&h["constant_mean"])?);
-        Ok(Self {
-            name: "airfoil",
-            points: rows(&d["x"])?,
-            weights: serde_json::from_value(d["mean_weights"].clone())?,
-            lengthscales: vec5(&h["lengthscales"])?,
-            variance: num(&h["outputscale"])?,
-            matern52: true,
-            lower: [0.0; 5],
-            upper: [1.0; 5],
-            offset: mean + std * c,
-            scale: std,
-            check_pairs: checks,
-            optimum: None,
-        })
+        Self::botorch_posterior_mean("airfoil", include_str!("../data/airfoil_gp.json"))
     }
 
     /// The portfolio objective (`portfolio_gp.json`): first 3 coordinates the decision, last 2 the context.
     pub fn portfolio() -> anyhow::Result<Self> {
-        let d: Value = serde_json::from_str(include_str!("../data/portfolio_gp.json"))?;
+        Self::botorch_posterior_mean("portfolio", include_str!("../data/portfolio_gp.json"))
+    }
+
+    /// The posterior mean of a BoTorch `SingleTaskGP` (Matérn-5/2 ARD, constant mean, `Standardize` outcome
+    /// transform) stored as `x`, `mean_weights` and `hyperparameters`, in original units, on [0, 1]^5.
+    fn botorch_posterior_mean(name: &'static str, json: &str) -> anyhow::Result<Self> {
+        let d: Value = serde_json::from_str(json)?;
         let h = &d["hyperparameters"];
         let checks = d["check_pairs"]
             .as_array()
@@ -111,7 +95,7 @@ impl Surrogate {
             .collect::<anyhow::Result<_>>()?;
         let (mean, std, c) = (num(&h["outcome_mean"])?, num(&h["outcome_std"])?, num(&h["constant_mean"])?);
         Ok(Self {
-            name: "portfolio",
+            name,
             points: rows(&d["x"])?,
             weights: serde_json::from_value(d["mean_weights"].clone())?,
             lengthscales: vec5(&h["lengthscales"])?,
