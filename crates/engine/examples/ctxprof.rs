@@ -4,7 +4,8 @@
 //! Scenario: the seed002 Ackley problem (2 decisions + `dc` contexts, default 1; contexts N(0.5, 0.15²) clipped,
 //! drawn by a fixed generator after each suggestion and reported with the value), 10 Sobol initial decisions,
 //! √β = 1.5. Prints the thread CPU time of the whole loop, the CPU time of the last 10 suggestions (the cost at
-//! n ≈ evaluations), and a fingerprint of the bits of every suggested decision, so that an optimisation can be
+//! n ≈ evaluations) with the acquisition evaluations they took (L-BFGS steps vary with rounding, so compare CPU per
+//! evaluation across versions) and their wall time in fitting, and a fingerprint of the bits of every suggested decision, so that an optimisation can be
 //! checked to leave the suggestions unchanged.
 use std::f64::consts::{E, PI};
 
@@ -55,6 +56,7 @@ fn main() {
     };
     let cpu0 = cpu_ms();
     let mut tail_cpu = 0.0;
+    let (mut tail_evals, mut tail_fit_ms) = (0u64, 0.0);
     let mut shown = Vec::new();
     for t in 0..budget {
         let before = cpu_ms();
@@ -64,6 +66,10 @@ fn main() {
         }
         state = out.state;
         let s = out.suggestions.into_iter().next().unwrap();
+        if t + 10 >= budget {
+            tail_evals += s.diagnostics.extra.get("acquisition_evaluations").and_then(Value::as_u64).unwrap_or(0);
+            tail_fit_ms += s.diagnostics.fit_ms.unwrap_or(0.0);
+        }
         let x: Vec<f64> = (0..2).map(|i| s.assignments[&format!("x{i}")].as_f64().unwrap()).collect();
         x.iter().for_each(|v| mix(v.to_bits()));
         let c: Vec<f64> = (0..dc).map(|_| normal.sample(&mut env).clamp(0.0, 1.0)).collect();
@@ -80,7 +86,8 @@ fn main() {
         history.observations.push(ObservationRecord { assignments, value: Some(value), ..Default::default() });
     }
     println!(
-        "{algo} n={budget} seed={seed} dc={dc}: cpu {:.0} ms, last 10 suggestions {:.0} ms, fingerprint {fingerprint:016x}",
+        "{algo} n={budget} seed={seed} dc={dc}: cpu {:.0} ms, last 10 suggestions {:.0} ms ({tail_evals} acquisition \
+         evaluations, {tail_fit_ms:.0} ms fitting), fingerprint {fingerprint:016x}",
         cpu_ms() - cpu0,
         tail_cpu
     );

@@ -4,17 +4,20 @@
 //! For a sum of stationary components, the scaled squared distance of component j between `[x, ξ_m]` and training
 //! point i splits as `s_im = s^free_i(x) + s^fixed_im`; the second part does not depend on x and is computed once
 //! per sample set, so one evaluation costs O(n·q) for the free part plus O(n·M) kernel values (and for the
-//! squared-exponential family, `exp(−s/2) = exp(−s^free/2)·exp(−s^fixed/2)`, only n exponentials). With
+//! squared-exponential family, `exp(−s/2) = exp(−s^free/2)·exp(−s^fixed/2)`, only n exponentials; the Matérn
+//! families take n·M, in a branch-free loop that the compiler vectorises). With
 //! `D_im = σ²_j k₀'(s_im)` and `Δ_ic = (x_c − x_ic)/ℓ_c²`, `∂k_im/∂x_c = 2 D_im Δ_ic`, so the gradients of the means and
 //! variances of all M points are `q × n` by `n × M` contractions. The variances use one lower and one upper
-//! triangular solve with M right-hand sides, as [`Gp::posterior_batch_grad`]. Results equal
+//! triangular solve with M right-hand sides, as [`Gp::posterior_batch_grad`]
+//! ([`FixedSamples::posterior_grad_selected`]: the upper solve and the contractions only for the samples whose
+//! gradients are needed). Results equal
 //! [`Gp::posterior_batch_grad`] at the composed points up to floating-point rounding.
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, Par};
 
 use super::{BatchPosterior, Gp, dot};
-use crate::kernel::{KernelFamily, stationary};
+use crate::kernel::KernelFamily;
 
 /// One stationary component of the kernel, split into its free and fixed coordinates.
 #[derive(Debug, Clone)]
@@ -160,25 +163,16 @@ impl FixedSamples<'_> {
                             }
                         }
                     }
-                    _ => {
-                        let fs = &part.fixed_s[s * n..(s + 1) * n];
-                        for i in 0..n {
-                            let (k0, dk0) = stationary(part.family, sf[i] + fs[i]);
-                            col[i] += part.var * k0;
-                            if let Some(dc) = dc.as_deref_mut() {
-                                dc[i] = part.var * dk0;
-                            }
-                        }
-                    }
+                    _ => add_stationary(part.family, part.var, &sf, &part.fixed_s[s * n..(s + 1) * n], col, dc),
                 }
             }
         }
     }
 
     /// `Σ_i w_im ∂k(x_i, [x, ξ_m])/∂x_c` for `w = α` and for `w` the columns of `kinv_k` (`(K + Σ)⁻¹ k(X, ·)`),
-    /// each `M × q` row-major, standardised units: one `q_j × n` by `n × 2M` product per part.
+    /// over the samples of the columns of `kinv_k` (`deriv` holds theirs), each `columns × q` row-major, standardised units: one `q_j × n` by `n × 2M` product per part.
     fn contract(&self, x: &[f64], deriv: &[Vec<f64>], kinv_k: &Mat<f64>) -> (Vec<f64>, Vec<f64>) {
-        let (n, m, q) = (self.gp.n(), self.m, self.free.len());
+        let (n, m, q) = (self.gp.n(), kinv_k.ncols(), self.free.len());
         let (mut dmean, mut dvar) = (vec![0.0; m * q], vec![0.0; m * q]);
         let alpha = &self.gp.alpha;
         for (part, dpart) in self.parts.iter().zip(deriv) {
@@ -249,47 +243,165 @@ impl FixedSamples<'_> {
     /// Posterior means, variances and their gradients in x at `[x, ξ_m]` for every sample m (as
     /// [`Gp::posterior_batch_grad`] at the composed points with `dims` the free coordinates).
     pub fn posterior_grad(&self, x: &[f64]) -> BatchPosterior {
+        self.posterior_grad_selected(x, |mean, _| (0..mean.len()).collect())
+    }
+
+    /// As [`FixedSamples::posterior_grad`], with the gradients only at the samples that `select` picks (increasing
+    /// indices) given the means and variances of all samples; the gradient rows of the other samples are 0. The
+    /// second triangular solve and the contractions then cover the selected samples only (a worst case over the
+    /// samples needs few gradients).
+    pub fn posterior_grad_selected(
+        &self,
+        x: &[f64],
+        select: impl FnOnce(&[f64], &[f64]) -> Vec<usize>,
+    ) -> BatchPosterior {
         let gp = self.gp;
         let (n, m, q) = (gp.n(), self.m, self.free.len());
         if n == 0 {
             let pts: Vec<f64> = (0..m).flat_map(|s| self.point(x, s)).collect();
-            return gp.posterior_batch_grad(&pts, &self.free);
+            let mut b = gp.posterior_batch_grad(&pts, &self.free);
+            let mut keep = vec![false; m];
+            select(&b.mean, &b.var).into_iter().for_each(|s| keep[s] = true);
+            for (s, k) in keep.iter().enumerate() {
+                if !k {
+                    b.dmean[s * q..(s + 1) * q].iter_mut().for_each(|v| *v = 0.0);
+                    b.dvar[s * q..(s + 1) * q].iter_mut().for_each(|v| *v = 0.0);
+                }
+            }
+            return b;
         }
         let mut kt = Mat::<f64>::zeros(n, m);
         let mut deriv = vec![vec![0.0; n * m]; self.parts.len()];
         self.cross(x, &mut kt, 0, Some(&mut deriv));
-        let means: Vec<f64> = (0..m).map(|sm| dot(kt.col_as_slice(sm), &gp.alpha)).collect();
+        let (s, s2) = (gp.std.scale, gp.std.scale * gp.std.scale);
+        let mean: Vec<f64> = (0..m)
+            .map(|sm| {
+                let mean = dot(kt.col_as_slice(sm), &gp.alpha);
+                match gp.prior_mean {
+                    Some(_) => gp.raw_mean(&self.point(x, sm), mean),
+                    None => gp.raw_mean(&[], mean),
+                }
+            })
+            .collect();
         gp.chol.solve_l_in_place(kt.as_mut());
         let pv = gp.kernel.prior_variance(&gp.hypers.theta);
         let raw_var: Vec<f64> = (0..m).map(|p| pv - kt.col_as_slice(p).iter().map(|a| a * a).sum::<f64>()).collect();
-        gp.chol.solve_lt_in_place(kt.as_mut()); // now (K + Σ)⁻¹ k(X, ·) per column
-        let (dmean, dvar) = self.contract(x, &deriv, &kt);
-        let (s, s2) = (gp.std.scale, gp.std.scale * gp.std.scale);
-        let mut out = BatchPosterior {
-            mean: Vec::with_capacity(m),
-            var: raw_var.iter().map(|v| v.max(0.0) * s2).collect(),
-            dmean: dmean.iter().map(|v| v * s).collect(),
-            dvar,
+        let var: Vec<f64> = raw_var.iter().map(|v| v.max(0.0) * s2).collect();
+        let selected = select(&mean, &var);
+        let all = selected.len() == m && selected.iter().enumerate().all(|(i, &sm)| i == sm);
+        let (mut kinv_k, deriv) = if all {
+            (kt, deriv)
+        } else {
+            let cols = Mat::<f64>::from_fn(n, selected.len(), |i, c| kt[(i, selected[c])]);
+            let deriv = deriv
+                .iter()
+                .map(|d| selected.iter().flat_map(|&sm| d[sm * n..(sm + 1) * n].iter().copied()).collect())
+                .collect::<Vec<Vec<f64>>>();
+            (cols, deriv)
         };
-        for (sm, mean) in means.into_iter().enumerate() {
-            match &gp.prior_mean {
-                Some(pm) => {
-                    let p = self.point(x, sm);
-                    out.mean.push(gp.raw_mean(&p, mean));
-                    let mut full = vec![0.0; gp.d];
-                    pm.add_gradient(&p, &mut full);
-                    for (c, &j) in self.free.iter().enumerate() {
-                        out.dmean[sm * q + c] += full[j];
-                    }
-                }
-                None => out.mean.push(gp.raw_mean(&[], mean)),
-            }
+        gp.chol.solve_lt_in_place(kinv_k.as_mut()); // now (K + Σ)⁻¹ k(X, ·) per column
+        let (dm, dv) = self.contract(x, &deriv, &kinv_k);
+        let mut out = BatchPosterior { mean, var, dmean: vec![0.0; m * q], dvar: vec![0.0; m * q] };
+        for (c, &sm) in selected.iter().enumerate() {
             let scale = if raw_var[sm] > 0.0 { -2.0 * s2 } else { 0.0 };
-            out.dvar[sm * q..(sm + 1) * q].iter_mut().for_each(|v| *v *= scale);
+            for j in 0..q {
+                out.dmean[sm * q + j] = dm[c * q + j] * s;
+                out.dvar[sm * q + j] = dv[c * q + j] * scale;
+            }
+            if let Some(pm) = &gp.prior_mean {
+                let mut full = vec![0.0; gp.d];
+                pm.add_gradient(&self.point(x, sm), &mut full);
+                for (j, &dim) in self.free.iter().enumerate() {
+                    out.dmean[sm * q + j] += full[dim];
+                }
+            }
         }
         out
     }
 }
+
+/// `col_i += σ² k₀(s_i)` and, with `deriv`, `deriv_i = σ² k₀'(s_i)` at `s_i = a_i + b_i` for a stationary family
+/// (`crate::kernel::stationary`), with [`exp_kernel`]: the Matérn families take one exponential per training point
+/// and sample, n·M per evaluation. The family is matched once per column and the loops are branch-free, so that
+/// they vectorise.
+#[inline]
+fn add_stationary(family: KernelFamily, var: f64, a: &[f64], b: &[f64], col: &mut [f64], deriv: Option<&mut [f64]>) {
+    match family {
+        KernelFamily::Matern12 => fill(var, a, b, col, deriv, |s| {
+            let r = s.sqrt();
+            let e = exp_kernel(-r);
+            (e, if r > 1e-12 { -e / (2.0 * r) } else { 0.0 })
+        }),
+        KernelFamily::Matern32 => fill(var, a, b, col, deriv, |s| {
+            let t = 3f64.sqrt() * s.sqrt();
+            let e = exp_kernel(-t);
+            ((1.0 + t) * e, -1.5 * e)
+        }),
+        KernelFamily::Matern52 => fill(var, a, b, col, deriv, |s| {
+            let t = 5f64.sqrt() * s.sqrt();
+            let e = exp_kernel(-t);
+            ((1.0 + t + 5.0 * s / 3.0) * e, -(5.0 / 6.0) * (1.0 + t) * e)
+        }),
+        KernelFamily::Rbf => fill(var, a, b, col, deriv, |s| {
+            let e = exp_kernel(-0.5 * s);
+            (e, -0.5 * e)
+        }),
+        KernelFamily::Periodic => unreachable!("periodic is not stationary in s"),
+    }
+}
+
+#[inline(always)]
+fn fill(var: f64, a: &[f64], b: &[f64], col: &mut [f64], deriv: Option<&mut [f64]>, k0: impl Fn(f64) -> (f64, f64)) {
+    let n = col.len();
+    let (a, b) = (&a[..n], &b[..n]);
+    match deriv {
+        Some(d) => {
+            let d = &mut d[..n];
+            for i in 0..n {
+                let (k, dk) = k0(a[i] + b[i]);
+                col[i] += var * k;
+                d[i] = var * dk;
+            }
+        }
+        None => {
+            for i in 0..n {
+                col[i] += var * k0(a[i] + b[i]).0;
+            }
+        }
+    }
+}
+
+/// [`exp`] for the kernels' arguments `x ≤ 0` without branches: `x` is clamped at −708 (the result stays normal,
+/// ≥ 3.3·10⁻³⁰⁸, where [`exp`] would return smaller values or 0) and 2^k is built from the bits of the rounded
+/// `k + 1.5·2^52` with integer operations. Equals [`exp`] bit for bit on [−708, 709].
+#[inline(always)]
+fn exp_kernel(x: f64) -> f64 {
+    const ROUND: f64 = 6_755_399_441_055_744.0;
+    let x = if x < -708.0 { -708.0 } else { x };
+    let kr = x * std::f64::consts::LOG2_E + ROUND;
+    let k = kr - ROUND;
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    let mut p = INV_FACTORIAL[13];
+    for c in INV_FACTORIAL[..13].iter().rev() {
+        p = c + p * r;
+    }
+    // The low bits of `kr` hold k (two's complement): `(k + 1023) << 52` are the bits of 2^k.
+    p * f64::from_bits(kr.to_bits().wrapping_add(1023) << 52)
+}
+
+const LN2_HI: f64 = 6.931_471_803_691_238e-1;
+const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+
+/// `1/i!` for i = 0 … 13.
+const INV_FACTORIAL: [f64; 14] = {
+    let mut c = [1.0; 14];
+    let mut i = 1;
+    while i < 14 {
+        c[i] = c[i - 1] / i as f64;
+        i += 1;
+    }
+    c
+};
 
 /// `e^x` within 2 ulp of the correctly rounded value, computed inline (Cody–Waite reduction `x = k ln 2 + r`,
 /// `|r| ≤ ln 2 / 2`, degree-13 Taylor polynomial, scaling by `2^k` through the exponent bits).
@@ -297,11 +409,12 @@ impl FixedSamples<'_> {
 /// Why not `f64::exp`: the engine is compiled for baseline x86-64 (SSE2) and faer's runtime-dispatched AVX-512
 /// kernels leave the upper vector state dirty, so every call into glibc's VEX-encoded `exp` pays an SSE/AVX
 /// state-transition penalty (measured ≈ 220 ns per call instead of ≈ 6 ns on the benchmark machine); inline SSE2
-/// arithmetic does not.
+/// arithmetic does not. Where that penalty does not occur (the AMD EPYC machine of the seed-002 context profiling,
+/// ≈ 8 ns per `f64::exp` in a Matérn loop) the inline version must still not be slower: the polynomial uses constant
+/// coefficients (a division per term made it ≈ 3× slower than glibc there) and the kernel loops use the branch-free
+/// [`exp_kernel`], which the compiler vectorises.
 fn exp(x: f64) -> f64 {
     const LOG2_E: f64 = std::f64::consts::LOG2_E;
-    const LN2_HI: f64 = 6.931_471_803_691_238e-1;
-    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
     const ROUND: f64 = 6_755_399_441_055_744.0; // 1.5 · 2^52: adding it rounds to an integer
     if x.is_nan() {
         return x;
@@ -314,9 +427,11 @@ fn exp(x: f64) -> f64 {
     }
     let k = (x * LOG2_E + ROUND) - ROUND;
     let r = (x - k * LN2_HI) - k * LN2_LO;
-    let mut p = 1.0;
-    for i in (1..=13).rev() {
-        p = 1.0 + p * r / f64::from(i);
+    // Horner with the Taylor coefficients 1/i! (i = 13 … 0) as constants: multiplications and additions only (a
+    // division per term made this slower than glibc's `exp` where the transition penalty does not occur).
+    let mut p = INV_FACTORIAL[13];
+    for c in INV_FACTORIAL[..13].iter().rev() {
+        p = c + p * r;
     }
     let k = k as i64;
     if k < -1000 {
@@ -407,6 +522,26 @@ mod tests {
                     for (a, r) in b.dmean.iter().zip(&reference.dmean).chain(b.dvar.iter().zip(&reference.dvar)) {
                         assert!(close(*a, *r, scale), "{t} {n}: gradient {a} vs {r}");
                     }
+                    // Gradients at every third sample only: those rows as the reference, the others 0.
+                    let q = free.len();
+                    let sel = fs.posterior_grad_selected(x, |mean, var| {
+                        assert_eq!((mean, var), (&b.mean[..], &b.var[..]));
+                        (0..mean.len()).filter(|s| s % 3 == 1).collect()
+                    });
+                    assert_eq!((&sel.mean, &sel.var), (&b.mean, &b.var));
+                    for s in 0..m {
+                        for c in 0..q {
+                            for (a, r) in
+                                [(sel.dmean[s * q + c], b.dmean[s * q + c]), (sel.dvar[s * q + c], b.dvar[s * q + c])]
+                            {
+                                if s % 3 == 1 {
+                                    assert!(close(a, r, scale), "{t} {n}: selected gradient {a} vs {r}");
+                                } else {
+                                    assert_eq!(a, 0.0);
+                                }
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -425,6 +560,14 @@ mod tests {
         assert_eq!(exp(-800.0), 0.0);
         assert!(exp(f64::NAN).is_nan());
         assert_eq!(exp(800.0), f64::INFINITY);
+        for i in 0..200_000 {
+            let x = if i % 2 == 0 { rng.random_range(-40.0..0.0) } else { rng.random_range(-708.0..709.0) };
+            assert_eq!(exp_kernel(x).to_bits(), exp(x).to_bits(), "exp_kernel({x})");
+        }
+        assert_eq!(exp_kernel(-708.0), exp(-708.0));
+        assert_eq!(exp_kernel(-900.0), exp(-708.0));
+        assert_eq!(exp_kernel(0.0), 1.0);
+        assert!(exp_kernel(f64::NAN).is_nan());
     }
 
     #[test]

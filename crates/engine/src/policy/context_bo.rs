@@ -330,8 +330,7 @@ impl ContextBo {
             let mut x = problem.lift(&opt.x);
             // Predicted: posterior mean and root-mean variance over the contexts of the plan (or the known one).
             let (mu, var) = {
-                let pts = full.ucb.points(&opt.x);
-                let (m, v) = gp.posterior_batch(&pts);
+                let (m, v) = full.ucb.posterior_many(&opt.x);
                 let n = m.len().max(1) as f64;
                 (m.iter().sum::<f64>() / n, v.iter().sum::<f64>() / n)
             };
