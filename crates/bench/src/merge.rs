@@ -4,7 +4,9 @@
 //! Runs are concatenated per experiment and method (in file order); a (method, seed) present twice is an error, as
 //! is mixing suites or quick and full runs. Summaries are recomputed, a checkpoint table in an experiment's
 //! description (seed003) is recomputed at the same x values, the SVGs are redrawn, and the result's `git_commit`
-//! lists the distinct commits of the inputs joined by `+`.
+//! lists the distinct commits of the inputs joined by `+`. The description text before the table is the first
+//! slice's; where a later slice's differs (it may hold per-slice statistics), that text is appended with the seeds
+//! it covers, so that nothing in the merged file speaks for runs it was not computed from without saying so.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -35,6 +37,8 @@ fn join(parts: Vec<SuiteResult>) -> anyhow::Result<SuiteResult> {
     let mut parts = parts.into_iter();
     let Some(mut merged) = parts.next() else { bail!("bench merge needs at least one result file") };
     let mut commits = vec![merged.git_commit.clone()];
+    // (experiment, description text, seeds) of slices whose text before the table differs from the first slice's.
+    let mut notes: Vec<(String, String, Vec<u64>)> = Vec::new();
     for part in parts {
         if part.suite != merged.suite || part.quick != merged.quick {
             bail!(
@@ -50,7 +54,15 @@ fn join(parts: Vec<SuiteResult>) -> anyhow::Result<SuiteResult> {
         }
         for exp in part.experiments {
             match merged.experiments.iter_mut().find(|e| e.name == exp.name) {
-                Some(into) => add_runs(into, exp)?,
+                Some(into) => {
+                    let (text, other) = (header(&exp.description), header(&into.description));
+                    if text != other && !notes.iter().any(|(name, t, _)| *name == exp.name && *t == text) {
+                        let seeds: Vec<u64> =
+                            exp.methods.first().map(|m| m.runs.iter().map(|r| r.seed).collect()).unwrap_or_default();
+                        notes.push((exp.name.clone(), text.to_string(), seeds));
+                    }
+                    add_runs(into, exp)?
+                }
                 None => merged.experiments.push(exp),
             }
         }
@@ -59,8 +71,19 @@ fn join(parts: Vec<SuiteResult>) -> anyhow::Result<SuiteResult> {
     for exp in &mut merged.experiments {
         exp.methods = exp.methods.drain(..).map(|m| Method::new(&m.name, &m.role, m.runs)).collect();
         refresh_table(exp);
+        for (_, text, seeds) in notes.iter().filter(|(name, ..)| *name == exp.name) {
+            let (lo, hi) = (seeds.iter().min().copied().unwrap_or(0), seeds.iter().max().copied().unwrap_or(0));
+            let at = exp.description.len() - exp.description[header(&exp.description).len()..].len();
+            exp.description.insert_str(at, &format!("\n[the slice with seeds {lo}–{hi} says instead: {text}]"));
+        }
     }
     Ok(merged)
+}
+
+/// The description text before its checkpoint table (all of it when there is none).
+fn header(description: &str) -> &str {
+    let end = description.find(&format!("\n{CHECKPOINT_HEADER} ")).unwrap_or(description.len());
+    &description[..end]
 }
 
 fn quick_word(quick: bool) -> &'static str {
@@ -158,6 +181,19 @@ mod tests {
         // The table's mean at x = 2 is over all four runs now.
         let row = m.experiments[0].description.lines().find(|l| l.trim_start().starts_with("a ")).unwrap();
         assert!(row.contains("1.5000e0"), "{row}");
+    }
+
+    #[test]
+    fn a_slice_with_another_description_is_quoted_with_its_seeds() {
+        let mut second = result("c1", &[2, 3], false);
+        let d = &mut second.experiments[0].description;
+        *d = d.replacen("test", "spend 7", 1);
+        let m = join(vec![result("c1", &[0, 1], false), second, result("c1", &[4], false)]).unwrap();
+        let d = &m.experiments[0].description;
+        assert!(d.starts_with("test\n[the slice with seeds 2–3 says instead: spend 7]\n"), "{d}");
+        assert_eq!(d.matches("says instead").count(), 1, "{d}");
+        // The recomputed table follows.
+        assert!(d.lines().any(|l| l.trim_start().starts_with("a ") && l.contains("2.0000e0")), "{d}");
     }
 
     #[test]
