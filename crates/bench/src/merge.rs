@@ -73,7 +73,7 @@ fn join(parts: Vec<SuiteResult>) -> anyhow::Result<SuiteResult> {
         refresh_table(exp);
         for (_, text, seeds) in notes.iter().filter(|(name, ..)| *name == exp.name) {
             let (lo, hi) = (seeds.iter().min().copied().unwrap_or(0), seeds.iter().max().copied().unwrap_or(0));
-            let at = exp.description.len() - exp.description[header(&exp.description).len()..].len();
+            let at = header(&exp.description).len();
             exp.description.insert_str(at, &format!("\n[the slice with seeds {lo}–{hi} says instead: {text}]"));
         }
     }

@@ -113,7 +113,7 @@ impl<'a> ContextUcb<'a> {
     /// UCB at each decision of `xs` (row-major) and every context: `points × k`, decision-major.
     pub fn values_many(&self, xs: &[f64]) -> Vec<f64> {
         let (mu, var) = self.posterior_many(xs);
-        mu.iter().zip(&var).map(|(m, v)| m + self.sqrt_beta * v.sqrt()).collect()
+        self.ucb_values(&mu, &var)
     }
 
     /// UCB at decision x and every context, and the gradients in x (`k × dim` row-major).
@@ -132,7 +132,7 @@ impl<'a> ContextUcb<'a> {
             Some(split) => {
                 let mut solved = None;
                 let b = split.posterior_grad_selected(x, |mean, var| {
-                    let u: Vec<f64> = mean.iter().zip(var).map(|(m, v)| m + self.sqrt_beta * v.sqrt()).collect();
+                    let u = self.ucb_values(mean, var);
                     let (value, w) = aggregate.aggregate(&u);
                     let selected = (0..w.len()).filter(|&i| w[i] != 0.0).collect();
                     solved = Some((value, w));
@@ -157,6 +157,11 @@ impl<'a> ContextUcb<'a> {
             }
         }
         value
+    }
+
+    /// `μ + √β σ` of each posterior.
+    fn ucb_values(&self, mean: &[f64], var: &[f64]) -> Vec<f64> {
+        mean.iter().zip(var).map(|(m, v)| m + self.sqrt_beta * v.sqrt()).collect()
     }
 
     /// UCB values and gradients from the posteriors at the contexts.
