@@ -39,15 +39,29 @@ pub struct Args {
     /// Output directory.
     #[arg(long, default_value = "bench-results")]
     pub out: PathBuf,
-    /// Only experiments whose name contains this.
+    /// Only experiments whose name contains this; comma-separated alternatives, and `=NAME` selects exactly NAME
+    /// (`--only =ackley` without `ackley_2+4`).
     #[arg(long)]
     pub only: Option<String>,
+    /// Only these methods (comma-separated names; suites seed000 and seed002).
+    #[arg(long)]
+    pub methods: Option<String>,
 }
 
 impl Args {
     /// Whether experiment `name` is selected by `--only`.
     pub fn selected(&self, name: &str) -> bool {
-        self.only.as_deref().is_none_or(|o| name.contains(o))
+        self.only.as_deref().is_none_or(|o| {
+            o.split(',').any(|term| match term.strip_prefix('=') {
+                Some(exact) => name == exact,
+                None => name.contains(term),
+            })
+        })
+    }
+
+    /// Whether method `name` is selected by `--methods`.
+    pub fn method_selected(&self, name: &str) -> bool {
+        self.methods.as_deref().is_none_or(|m| m.split(',').any(|x| x.trim() == name))
     }
 
     /// Seeds to run: `--seeds` or the suite's default for the protocol.
@@ -85,4 +99,20 @@ fn main() -> anyhow::Result<()> {
     suites::print_summary(&result);
     eprintln!("wrote {}", path.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_and_methods_select_by_substring_exact_name_and_list() {
+        let args = Args::parse_from(["bench", "seed002", "--only", "=ackley,branin", "--methods", "sbo-kde, gp-ucb"]);
+        assert!(args.selected("ackley") && args.selected("modified_branin"));
+        assert!(!args.selected("ackley_2+4") && !args.selected("hartmann"));
+        assert!(args.method_selected("sbo-kde") && args.method_selected("gp-ucb"));
+        assert!(!args.method_selected("drbo-kde"));
+        let all = Args::parse_from(["bench", "seed002"]);
+        assert!(all.selected("anything") && all.method_selected("anything"));
+    }
 }

@@ -310,8 +310,9 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
             }
             let draws = metric_draws(p.d, variance);
             let opt = p.optimum.unwrap_or_else(|| best_expected(&p, &draws));
+            let methods: Vec<(&str, &str)> = METHODS.iter().copied().filter(|(m, _)| args.method_selected(m)).collect();
             let jobs: Vec<(&str, u64)> =
-                METHODS.iter().flat_map(|(m, _)| seeds.iter().map(move |&s| (*m, s))).collect();
+                methods.iter().flat_map(|(m, _)| seeds.iter().map(move |&s| (*m, s))).collect();
             let runs = parallel_map(&name, &jobs, |(m, s)| one_run(&p, costs, variance, m, *s, &draws, opt, budget));
             for ((m, s), r) in jobs.iter().zip(&runs) {
                 if let Err(e) = r {
@@ -319,7 +320,7 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
                 }
             }
             let collect = |pick: &dyn Fn(&Curves) -> Run| -> Vec<Method> {
-                METHODS
+                methods
                     .iter()
                     .map(|(method, role)| {
                         let rs = jobs
