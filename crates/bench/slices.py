@@ -6,9 +6,9 @@ A protocol too long for one sitting (seed000, seed002) is run as many small slic
 the machine busy with such a list and can be stopped and restarted at any time: a slice whose directory already
 holds `<suite>.json` is skipped, and an interrupted slice leaves no result file, so it is run again.
 
-    python3 crates/bench/slices.py JOBS --bench target/release/bench [--workers 2] [--logs DIR]
+    python3 crates/bench/slices.py JOBS... --bench target/release/bench [--workers 2] [--logs DIR]
 
-JOBS has one slice per line, `OUT_DIR SUITE ARGS...` (relative OUT_DIR: relative to JOBS' directory; `#` starts
+Each JOBS file (taken in the order given) has one slice per line, `OUT_DIR SUITE ARGS...` (relative OUT_DIR: relative to JOBS' directory; `#` starts
 a comment), e.g. `seed002_slices/hartmann_drbo-kde_r0 seed002 --only =hartmann --methods drbo-kde --first-run 0
 --seeds 1`. Every slice runs with `BENCH_THREADS=1`; the slices themselves run `--workers` at a time, in file
 order. Progress (start, end, seconds, failures) goes to stderr; each slice's own output to `LOGS/<name>.log`.
@@ -38,13 +38,14 @@ def parse_jobs(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("jobs")
+    ap.add_argument("jobs", nargs="+")
     ap.add_argument("--bench", required=True, help="the bench binary (a copy, so that rebuilding does not touch it)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--logs", default="slice-logs")
     args = ap.parse_args()
     os.makedirs(args.logs, exist_ok=True)
-    pending = [j for j in parse_jobs(args.jobs) if not os.path.exists(os.path.join(j[0], j[1] + ".json"))]
+    jobs = [j for path in args.jobs for j in parse_jobs(path)]
+    pending = [j for j in jobs if not os.path.exists(os.path.join(j[0], j[1] + ".json"))]
     total = len(pending)
     print(f"{total} slices to run", file=sys.stderr, flush=True)
     lock = threading.Lock()

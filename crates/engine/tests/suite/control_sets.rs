@@ -199,3 +199,18 @@ fn invalid_specs_name_the_field() {
     let study = Study::new(spec(json!({"name": "auto"}), three_sets([0.05, 0.05, 1.0]))).unwrap();
     assert_eq!(study.validate_observation(&bad_obs).unwrap_err()[0].field, "control_set");
 }
+
+#[test]
+fn fixed_hyperparameters_are_validated_and_used() {
+    let sets = three_sets([0.05, 0.05, 1.0]);
+    let with = |fixed: Value| json!({"name": "bocvs", "options": {"tau": 1, "mc_samples": 32, "raw_samples": 32, "fixed": fixed}});
+    let err = Study::new(spec(with(json!({"lengthscales": [-1.0]})), sets.clone())).unwrap_err();
+    assert_eq!(err[0].field, "algorithm.options.fixed.lengthscales");
+    let fixed = json!({"lengthscales": [0.2], "outputscale": 1.0, "noise_variance": 1e-4, "standardize": true});
+    let study = Study::new(spec(with(fixed), sets)).unwrap();
+    let (mut h, mut st, mut rng) = (History::default(), PolicyState::default(), StdRng::seed_from_u64(2));
+    let played = run(&study, &mut h, &mut st, 5, &mut rng);
+    let hypers = played[4].diagnostics.hyperparameters.as_ref().expect("a model-based suggestion reports its model");
+    assert_eq!(hypers["components"][0]["lengthscales"], json!([0.2, 0.2]), "the given lengthscales, not a fit");
+    assert_eq!(hypers["components"][0]["outputscale"], json!(1.0));
+}

@@ -100,7 +100,8 @@ impl Default for CvsOptions {
     }
 }
 
-const COMMON: [&str; 7] = ["beta", "mc_samples", "raw_samples", "restarts", "kernel", "fit_restarts", "refit_every"];
+const COMMON: [&str; 8] =
+    ["beta", "mc_samples", "raw_samples", "restarts", "kernel", "fit_restarts", "refit_every", "fixed"];
 
 /// Parses the options of control-set policy `name`, rejecting options of the other policies.
 pub fn parse(name: &str, options: Value, problem: &Problem) -> Result<CvsOptions, Vec<FieldError>> {
@@ -153,6 +154,9 @@ pub fn parse(name: &str, options: Value, problem: &Problem) -> Result<CvsOptions
         if !ok {
             errors.push(FieldError::new(format!("algorithm.options.{field}"), "out of range; see the documentation"));
         }
+    }
+    if let Some(fixed) = &o.model.fixed {
+        errors.extend(fixed.validate());
     }
     if name == "ucb-cvs" {
         for (i, s) in cs.sets.iter().enumerate() {
