@@ -63,6 +63,9 @@ pub struct History {
     /// Example pairs (x, a) uploaded after creation (indirect studies); pairs given in the spec come on top.
     #[serde(default)]
     pub pairs: Vec<PairRecord>,
+    /// The study's cost budget (`budget.max_cost`), for policies that plan by it (`bocvs`'s `explore_fraction`).
+    #[serde(default)]
+    pub cost_budget: Option<f64>,
 }
 
 /// Observations encoded for the models: rows of the full encoded space, values in maximisation sign.

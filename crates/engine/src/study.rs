@@ -492,6 +492,7 @@ impl Study {
             seed,
             study_seed: self.seed(),
             known_context: known,
+            cost_budget: history.cost_budget,
         };
         f(&ctx)
     }
@@ -649,5 +650,11 @@ impl Study {
     /// Policy-specific status for the study resource.
     pub fn describe(&self, state: &PolicyState) -> Option<serde_json::Value> {
         self.policy.describe(state)
+    }
+
+    /// Whether the algorithm's options need a cost budget (`budget.max_cost`, handed in as
+    /// [`History::cost_budget`]); the server refuses to create such a study without one.
+    pub fn needs_cost_budget(&self) -> bool {
+        self.policy.needs_cost_budget()
     }
 }

@@ -120,3 +120,34 @@ fn control_set_study_runs_a_cost_budgeted_loop_with_client_reported_costs() {
         srv.post(&format!("/v1/studies/{id}/suggestions"), json!({"count": 1})).expect(409);
     }
 }
+
+/// `explore_fraction` explores a share of the study's cost budget, so a study without one is refused at creation;
+/// with one, exploitation begins once that share has been observed.
+#[test]
+fn exploration_by_a_fraction_of_the_cost_budget() {
+    for srv in backends() {
+        let b = srv.backend;
+        let mut body = study_body();
+        body["algorithm"]["options"] = json!({"explore_fraction": 0.5, "mc_samples": 64});
+        body.as_object_mut().unwrap().remove("budget");
+        let r = srv.post("/v1/studies", body.clone()).expect(422);
+        assert_eq!(r.error_fields(), ["budget.max_cost"], "{b}: {}", r.text);
+        body["budget"] = json!({"max_cost": 3.0});
+        let id = srv.create_study(body)["id"].as_str().expect("study id").to_string();
+        let mut phases = Vec::new();
+        for _ in 0..4 {
+            let s = srv.post(&format!("/v1/studies/{id}/suggestions"), json!({"count": 1})).expect(201);
+            let sug = &s.json["suggestions"][0];
+            phases.push(sug["diagnostics"]["phase"].as_str().unwrap_or_default().to_string());
+            let set = sug["control_set"].as_str().expect("a control set");
+            let (_, _, cost) = SETS.iter().find(|(n, _, _)| *n == set).expect("a declared set");
+            let get = |k: &str| sug["assignments"].get(k).and_then(Value::as_f64).unwrap_or(0.5);
+            let obs = json!({"suggestion_id": sug["id"], "value": objective(get("x1"), get("x2"), get("x3")),
+                             "assignments": {"x1": get("x1"), "x2": get("x2"), "x3": get("x3")}, "cost": cost});
+            srv.post(&format!("/v1/studies/{id}/observations"), obs).expect(201);
+        }
+        // One round robin costs 0.5 + 0.7 + 1.0 = 2.2 ≥ 0.5 · 3.0: the fourth suggestion exploits.
+        assert_ne!(phases[2], "exploitation", "{b}: {phases:?}");
+        assert_eq!(phases[3], "exploitation", "{b}: {phases:?}");
+    }
+}

@@ -285,6 +285,7 @@ impl IndirectPolicy {
             seed: ctx.seed,
             study_seed: ctx.study_seed,
             known_context: None,
+            cost_budget: ctx.cost_budget,
         };
         let mut sub_state = PolicyState(st.baseline.clone());
         let picks = gp.suggest(&sub, &mut sub_state, count)?;

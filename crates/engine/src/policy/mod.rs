@@ -50,6 +50,8 @@ pub struct Context<'a> {
     pub study_seed: u64,
     /// Context values known before suggesting (encoded, full space, with `known_context` marking them).
     pub known_context: Option<&'a [f64]>,
+    /// The study's cost budget, if it has one ([`crate::data::History::cost_budget`]).
+    pub cost_budget: Option<f64>,
 }
 
 impl Context<'_> {
@@ -165,6 +167,11 @@ pub trait Policy: Send + Sync + std::fmt::Debug {
     /// Policy-specific status for the study resource (e.g. surviving kernel candidates); `None` by default.
     fn describe(&self, _state: &PolicyState) -> Option<Value> {
         None
+    }
+
+    /// Whether the policy's options need the study to have a cost budget (`budget.max_cost`); false by default.
+    fn needs_cost_budget(&self) -> bool {
+        false
     }
 }
 

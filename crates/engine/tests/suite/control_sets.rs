@@ -214,3 +214,35 @@ fn fixed_hyperparameters_are_validated_and_used() {
     assert_eq!(hypers["components"][0]["lengthscales"], json!([0.2, 0.2]), "the given lengthscales, not a fit");
     assert_eq!(hypers["components"][0]["outputscale"], json!(1.0));
 }
+
+#[test]
+fn exploration_length_follows_a_fraction_of_the_cost_budget() {
+    let sets = three_sets([0.05, 0.05, 1.0]);
+    let phases = |options: Value, budget: Option<f64>, rounds: usize| -> Vec<String> {
+        let mut opts = json!({"mc_samples": 32, "raw_samples": 32});
+        opts.as_object_mut().unwrap().extend(options.as_object().unwrap().clone());
+        let study = Study::new(spec(json!({"name": "bocvs", "options": opts}), sets.clone())).unwrap();
+        let mut h = History { cost_budget: budget, ..Default::default() };
+        let (mut st, mut rng) = (PolicyState::default(), StdRng::seed_from_u64(3));
+        run(&study, &mut h, &mut st, rounds, &mut rng)
+            .into_iter()
+            .map(|s| s.diagnostics.phase.unwrap_or_default())
+            .collect()
+    };
+    // The three sets cost ≈ 0.05, 0.05 and 1.0: one round robin costs ≈ 1.1 (its first play is the design point).
+    // 10% of a budget of 10 is spent after the first round robin; the 4th suggestion exploits.
+    let p = phases(json!({"explore_fraction": 0.1}), Some(10.0), 5);
+    assert!(p[..3].iter().all(|x| x != "exploitation") && p[3..].iter().all(|x| x == "exploitation"), "{p:?}");
+    // Default under a cost budget: 60 % of it (0.9 of 1.5), so again exploitation from the 4th suggestion.
+    let p = phases(json!({}), Some(1.5), 5);
+    assert!(p[..3].iter().all(|x| x != "exploitation") && p[3..].iter().all(|x| x == "exploitation"), "{p:?}");
+    // Without a cost budget the default is τ = 5 rounds per set.
+    assert!(phases(json!({}), None, 5).iter().all(|x| x != "exploitation"));
+    // A fraction without a budget cannot be followed; two exploration lengths at once are refused.
+    let study = Study::new(spec(json!({"name": "bocvs", "options": {"explore_fraction": 0.5}}), sets.clone())).unwrap();
+    assert!(study.needs_cost_budget());
+    let err = study.suggest(&History::default(), &PolicyState::default(), &SuggestRequest { count: 1, context: None });
+    assert!(err.unwrap_err().to_string().contains("budget.max_cost"));
+    let both = spec(json!({"name": "bocvs", "options": {"tau": 2, "explore_fraction": 0.5}}), sets);
+    assert_eq!(Study::new(both).unwrap_err()[0].field, "algorithm.options");
+}

@@ -47,7 +47,7 @@ pub async fn best(
     let recommended = if best_observed.is_some() {
         let pairs = uploaded_pairs(state.store.as_ref(), &engine, study_id).await?;
         let slot = state.compute.slot().await?;
-        let hist = history(&rows, &[], pairs);
+        let hist = history(&study, &rows, &[], pairs);
         let policy_state = PolicyState(study.policy_state.clone());
         match state.compute.run(slot, "recommend", move || engine.recommend(&hist, &policy_state)).await? {
             Ok(r) => r.map(|r| RecommendedPoint { assignments: r.assignments, predicted: r.predicted, extra: r.extra }),
@@ -103,7 +103,7 @@ pub async fn predict(
     let pairs = uploaded_pairs(state.store.as_ref(), &engine, study_id).await?;
     let no_model = no_model_detail(&engine, pairs.len());
     let slot = state.compute.slot().await?;
-    let hist = history(&rows, &[], pairs);
+    let hist = history(&study, &rows, &[], pairs);
     let policy_state = PolicyState(study.policy_state.clone());
     let out = state.compute.run(slot, "predict", move || engine.predict(&hist, &policy_state, &points)).await??;
     let predictions = out.ok_or_else(|| ApiError::conflict("no-model", no_model))?;

@@ -270,12 +270,19 @@ pub(crate) fn pending_record(s: &SuggestionRow) -> PendingRecord {
     }
 }
 
-/// The history the engine sees (`pairs`: those uploaded to an indirect study; pairs of the spec come on top).
-pub(crate) fn history(observations: &[ObservationRow], pending: &[SuggestionRow], pairs: Vec<PairRecord>) -> History {
+/// The history the engine sees (`pairs`: those uploaded to an indirect study; pairs of the spec come on top), with
+/// the study's cost budget.
+pub(crate) fn history(
+    study: &StudyRow,
+    observations: &[ObservationRow],
+    pending: &[SuggestionRow],
+    pairs: Vec<PairRecord>,
+) -> History {
     History {
         observations: observations.iter().map(observation_record).collect(),
         pending: pending.iter().map(pending_record).collect(),
         pairs,
+        cost_budget: budget_of(study).and_then(|b| b.max_cost),
     }
 }
 

@@ -103,6 +103,12 @@ pub async fn create_study(
         spec.seed = Some(id.as_u64_pair().0 >> 33);
     }
     let study = Study::new(spec).map_err(ApiError::validation)?;
+    if study.needs_cost_budget() && budget.as_ref().and_then(|b| b.max_cost).is_none() {
+        return Err(ApiError::field(
+            "budget.max_cost",
+            format!("required: '{}' with explore_fraction explores a share of the cost budget", study.algorithm()),
+        ));
+    }
     let now = Utc::now();
     let mut row = StudyRow {
         id,

@@ -110,7 +110,7 @@ pub async fn create_suggestions(
     let engine = engine_study(&study)?;
     let pairs =
         if engine.spec().indirect.is_some() { super::pairs::pairs_of(&tx.pair_batches().await?)? } else { Vec::new() };
-    let hist = history(&observations, &open, pairs);
+    let hist = history(&study, &observations, &open, pairs);
     let policy_state = PolicyState(study.policy_state.clone());
     let request = SuggestRequest { count, context: req.context.clone() };
     let outcome = state.compute.run(slot, "suggest", move || engine.suggest(&hist, &policy_state, &request)).await??;

@@ -3,7 +3,9 @@
 //!
 //! - Exploration (lines 3–9): round t plays set `t mod m` (the sets in the order listed, round robin) at
 //!   `argmax_x E[u_{t−1}([x, X^{−i}])]`, u = μ + βσ. It lasts τ rounds per set (`tau`), or, as in the paper's
-//!   experiments ("no more than 60 units of cost"), until `explore_cost` has been observed.
+//!   experiments ("no more than 60 units of cost" of 100), until `explore_cost` has been observed or
+//!   `explore_fraction` of the study's `budget.max_cost`; by default 0.6 of the cost budget when the study has
+//!   one, else τ = 5.
 //! - Bounds (lines 10–11, 14–15): every exploration round also maximises `E[l_{t−1}]` (l = μ − βσ) over every
 //!   set, and `lcb̄` keeps the running maximum; `ucb̄_i` keeps the minimum over the rounds that played set i (the
 //!   printed index `kτ + i − 1` is a typo for `km + i − 1`, as the proofs use). In exploitation both are intersected
@@ -57,6 +59,21 @@ pub struct BocvsState {
     pub ucb_bar: Vec<Option<f64>>,
 }
 
+/// τ when neither the options nor a cost budget fix the exploration length.
+const DEFAULT_TAU: usize = 5;
+/// Share of the cost budget spent exploring by default: the paper's experiments explore with "no more than 60 units"
+/// of a 100-unit budget.
+const DEFAULT_EXPLORE_FRACTION: f64 = 0.6;
+
+/// Length of the exploration phase.
+#[derive(Debug, Clone, Copy)]
+enum Exploration {
+    /// This many rounds in all (τ per set).
+    Rounds(usize),
+    /// Until this much cost has been observed.
+    Cost(f64),
+}
+
 /// The paper's Algorithm 1.
 #[derive(Debug, Clone)]
 pub struct Bocvs {
@@ -69,13 +86,32 @@ impl Bocvs {
         Self { options }
     }
 
-    fn exploring(&self, s: &Setting<'_>, st: &BocvsState, round: usize) -> bool {
+    /// The length of the exploration phase: τ rounds per set, or until a cost has been observed (`explore_cost`,
+    /// or `explore_fraction` of the study's cost budget; the latter at 0.6 is the default under a cost budget).
+    fn exploration(&self, s: &Setting<'_>) -> Result<Exploration> {
+        let o = &self.options;
+        let m = s.cs.len();
+        Ok(match (o.tau, o.explore_cost, o.explore_fraction, s.ctx.cost_budget) {
+            (Some(tau), _, _, _) => Exploration::Rounds(tau * m),
+            (None, Some(c), _, _) => Exploration::Cost(c),
+            (None, None, Some(f), Some(budget)) => Exploration::Cost(f * budget),
+            (None, None, Some(_), None) => {
+                return Err(crate::Error::Conflict(
+                    "algorithm.options.explore_fraction needs the study's budget.max_cost".into(),
+                ));
+            }
+            (None, None, None, Some(budget)) => Exploration::Cost(DEFAULT_EXPLORE_FRACTION * budget),
+            (None, None, None, None) => Exploration::Rounds(DEFAULT_TAU * m),
+        })
+    }
+
+    fn exploring(&self, s: &Setting<'_>, st: &BocvsState, round: usize, length: Exploration) -> bool {
         if st.exploiting {
             return false;
         }
-        match self.options.explore_cost {
-            Some(c) => s.spent() < c,
-            None => round < self.options.tau.unwrap_or(5) * s.cs.len(),
+        match length {
+            Exploration::Cost(c) => s.spent() < c,
+            Exploration::Rounds(r) => round < r,
         }
     }
 
@@ -86,14 +122,22 @@ impl Bocvs {
         self.options.alpha * 0.5f64.powi(halvings)
     }
 
-    fn step(&self, s: &Setting<'_>, gp: &Gp, st: &mut BocvsState, round: usize, k: usize) -> Candidate {
+    fn step(
+        &self,
+        s: &Setting<'_>,
+        gp: &Gp,
+        st: &mut BocvsState,
+        round: usize,
+        k: usize,
+        length: Exploration,
+    ) -> Candidate {
         let m = s.cs.len();
         st.ucb_bar.resize(m, None);
         let beta = self.options.beta;
         let seed = |tag: u64, i: usize| derive_seed(derive_seed(s.ctx.seed, k as u64), tag * 1000 + i as u64);
         let lower: Vec<SetOptimum> = s.views.iter().map(|v| s.maximize_bound(gp, v, -beta, seed(1, v.set))).collect();
         let max_lower = lower.iter().map(|o| o.value).fold(f64::NEG_INFINITY, f64::max);
-        if self.exploring(s, st, round) {
+        if self.exploring(s, st, round, length) {
             let i = round % m;
             let upper = s.maximize_bound(gp, &s.views[i], beta, seed(2, i));
             st.lcb_bar = Some(st.lcb_bar.map_or(max_lower, |l| l.max(max_lower)));
@@ -168,9 +212,11 @@ impl Policy for Bocvs {
 
     fn suggest(&self, ctx: &Context<'_>, state: &mut PolicyState, count: usize) -> Result<Vec<Candidate>> {
         let setting = Setting::new(ctx, &self.options)?;
+        let length = self.exploration(&setting)?;
         let mut st: BocvsState = state.get();
         let mut model = st.model.clone();
-        let out = suggest_with(&setting, &mut model, count, |s, gp, k| Ok(self.step(s, gp, &mut st, s.round(k), k)))?;
+        let out =
+            suggest_with(&setting, &mut model, count, |s, gp, k| Ok(self.step(s, gp, &mut st, s.round(k), k, length)))?;
         st.model = model;
         state.set(&st);
         Ok(out)
@@ -178,6 +224,10 @@ impl Policy for Bocvs {
 
     fn recommend(&self, ctx: &Context<'_>, state: &PolicyState) -> Result<Option<Recommendation>> {
         super::recommend(ctx, &self.options, state)
+    }
+
+    fn needs_cost_budget(&self) -> bool {
+        self.options.explore_fraction.is_some()
     }
 
     fn describe(&self, state: &PolicyState) -> Option<Value> {

@@ -56,10 +56,13 @@ pub struct CvsOptions {
     pub raw_samples: usize,
     /// L-BFGS starts taken from the raw samples.
     pub restarts: usize,
-    /// `bocvs`: exploration rounds per control set (τ; default 5 when `explore_cost` is not given).
+    /// `bocvs`: exploration rounds per control set (τ). At most one of `tau`, `explore_cost` and
+    /// `explore_fraction`; without any, `explore_fraction` 0.6 when the study has a cost budget, else τ = 5.
     pub tau: Option<usize>,
     /// `bocvs`: explore until this much cost has been observed (the paper: 60 of a 100-unit budget).
     pub explore_cost: Option<f64>,
+    /// `bocvs`: explore until this fraction of the study's `budget.max_cost` has been observed (the paper: 0.6).
+    pub explore_fraction: Option<f64>,
     /// `bocvs`: tolerance α at the start of exploitation.
     pub alpha: f64,
     /// `bocvs`: α is halved after every this many exploitation rounds (default: the encoded dimension d).
@@ -88,6 +91,7 @@ impl Default for CvsOptions {
             restarts: 2,
             tau: None,
             explore_cost: None,
+            explore_fraction: None,
             alpha: 0.1,
             alpha_halving_every: None,
             horizon: None,
@@ -112,7 +116,7 @@ pub fn parse(name: &str, options: Value, problem: &Problem) -> Result<CvsOptions
         )]);
     };
     let own: &[&str] = match name {
-        "bocvs" => &["tau", "explore_cost", "alpha", "alpha_halving_every", "horizon"],
+        "bocvs" => &["tau", "explore_cost", "explore_fraction", "alpha", "alpha_halving_every", "horizon"],
         "etc-cvs" => &["plays_per_group"],
         "ucb-cvs" => &["epsilon", "epsilon_decay"],
         "ts-psq" => &["thompson_features"],
@@ -142,6 +146,7 @@ pub fn parse(name: &str, options: Value, problem: &Problem) -> Result<CvsOptions
         ("restarts", o.restarts <= 64),
         ("tau", o.tau != Some(0)),
         ("explore_cost", o.explore_cost.is_none_or(positive)),
+        ("explore_fraction", o.explore_fraction.is_none_or(|f| f > 0.0 && f <= 1.0)),
         ("alpha", (0.0..1.0).contains(&o.alpha)),
         ("alpha_halving_every", o.alpha_halving_every != Some(0)),
         ("horizon", o.horizon != Some(0)),
@@ -154,6 +159,13 @@ pub fn parse(name: &str, options: Value, problem: &Problem) -> Result<CvsOptions
         if !ok {
             errors.push(FieldError::new(format!("algorithm.options.{field}"), "out of range; see the documentation"));
         }
+    }
+    let lengths = [o.tau.is_some(), o.explore_cost.is_some(), o.explore_fraction.is_some()];
+    if lengths.iter().filter(|g| **g).count() > 1 {
+        errors.push(FieldError::new(
+            "algorithm.options",
+            "give at most one of tau, explore_cost and explore_fraction (the length of the exploration phase)",
+        ));
     }
     if let Some(fixed) = &o.model.fixed {
         errors.extend(fixed.validate());
