@@ -6,17 +6,23 @@ A protocol too long for one sitting (seed000, seed002) is run as many small slic
 the machine busy with such a list and can be stopped and restarted at any time: a slice whose directory already
 holds `<suite>.json` is skipped, and an interrupted slice leaves no result file, so it is run again.
 
-    python3 crates/bench/slices.py JOBS... --bench target/release/bench [--workers 2] [--logs DIR]
+    python3 crates/bench/slices.py JOBS... --bench target/release/bench [--workers 2] [--logs DIR] [--compact]
 
 Each JOBS file (taken in the order given) has one slice per line, `OUT_DIR SUITE ARGS...` (relative OUT_DIR: relative to JOBS' directory; `#` starts
 a comment), e.g. `seed002_slices/hartmann_drbo-kde_r0 seed002 --only =hartmann --methods drbo-kde --first-run 0
 --seeds 1`. Every slice runs with `BENCH_THREADS=1`; the slices themselves run `--workers` at a time, in file
 order. Progress (start, end, seconds, failures) goes to stderr; each slice's own output to `LOGS/<name>.log`.
+
+The job files are read again before every pick, so lines can be added, removed or reordered while it runs. A slice
+being run holds `OUT_DIR.lock` (the pid of its bench process); a slice whose lock names a live process is skipped,
+so two queues (or a restarted one) never run the same slice twice.
 """
 
 import argparse
+import gzip
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -36,37 +42,92 @@ def parse_jobs(path):
     return jobs
 
 
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def locked(out):
+    try:
+        with open(out.rstrip("/") + ".lock") as f:
+            return alive(int(f.read().strip() or "0"))
+    except (OSError, ValueError):
+        return False
+
+
+def compact(out):
+    """Gzips a finished slice's traces and removes its SVGs, to keep committed slices small."""
+    for name in os.listdir(out):
+        path = os.path.join(out, name)
+        if name.endswith("_trace.json"):
+            with open(path, "rb") as src, gzip.open(path + ".gz", "wb", compresslevel=9) as dst:
+                shutil.copyfileobj(src, dst)
+            os.remove(path)
+        elif name.endswith(".svg"):
+            os.remove(path)
+
+
+def done(job):
+    return os.path.exists(os.path.join(job[0], job[1] + ".json"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("jobs", nargs="+")
     ap.add_argument("--bench", required=True, help="the bench binary (a copy, so that rebuilding does not touch it)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--logs", default="slice-logs")
+    ap.add_argument("--compact", action="store_true",
+                    help="after a slice: gzip its *_trace.json and drop its SVGs (bench merge redraws them)")
     args = ap.parse_args()
     os.makedirs(args.logs, exist_ok=True)
-    jobs = [j for path in args.jobs for j in parse_jobs(path)]
-    pending = [j for j in jobs if not os.path.exists(os.path.join(j[0], j[1] + ".json"))]
-    total = len(pending)
-    print(f"{total} slices to run", file=sys.stderr, flush=True)
     lock = threading.Lock()
-    done = [0]
+    taken = set()
+    finished = [0]
+
+    def pick():
+        """The next slice that is neither finished, nor running here or elsewhere (job files re-read)."""
+        for path in args.jobs:
+            for job in parse_jobs(path):
+                if job[0] not in taken and not done(job) and not locked(job[0]):
+                    taken.add(job[0])
+                    return job
+        return None
+
+    with lock:
+        left = sum(1 for path in args.jobs for j in parse_jobs(path) if not done(j) and not locked(j[0]))
+    print(f"{left} slices to run", file=sys.stderr, flush=True)
 
     def worker():
         while True:
             with lock:
-                if not pending:
-                    return
-                out, suite, rest = pending.pop(0)
+                job = pick()
+            if job is None:
+                return
+            out, suite, rest = job
             name = os.path.basename(out.rstrip("/"))
             cmd = [args.bench, suite, *rest, "--out", out]
             started = time.time()
             print(f"start {name}: {shlex.join(cmd)}", file=sys.stderr, flush=True)
+            lock_path = out.rstrip("/") + ".lock"
             with open(os.path.join(args.logs, name + ".log"), "w") as log:
-                rc = subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "BENCH_THREADS": "1"})
+                proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "BENCH_THREADS": "1"})
+                with open(lock_path, "w") as f:
+                    f.write(str(proc.pid))
+                rc = proc.wait()
+            if rc == 0 and args.compact:
+                compact(out)
+            try:
+                os.remove(lock_path)
+            except OSError:
+                pass
             with lock:
-                done[0] += 1
+                finished[0] += 1
                 status = "done" if rc == 0 else f"FAILED (exit {rc})"
-                print(f"{status} {name} in {time.time() - started:.0f} s ({done[0]}/{total})", file=sys.stderr, flush=True)
+                print(f"{status} {name} in {time.time() - started:.0f} s ({finished[0]} finished)", file=sys.stderr, flush=True)
 
     threads = [threading.Thread(target=worker) for _ in range(max(1, args.workers))]
     for t in threads:
