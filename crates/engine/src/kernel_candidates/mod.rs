@@ -2,7 +2,7 @@
 //! period, additive groups, prior mean, noise) of which one is assumed true, and the confidence settings of
 //! Ziomek et al., "Beyond Lengthscales: No-regret Bayesian Optimisation With Unknown Hyperparameters Of Any Type"
 //! (2024), Theorems 4.1/4.2. Used by `he-gp-ucb`, `he-stableopt` and the baselines `mle-ucb`, `expected-ucb`,
-//! `a-gp-ucb` (see `policy::hyper_elim`).
+//! `a-gp-ucb` (see `policy::he_gp_ucb`, `policy::he_stableopt` and `policy::candidate_baselines`).
 //!
 //! Units. Lengthscales, periods and bump widths are in encoded units: a fraction of each parameter's range (of its
 //! logarithm for `scale: log`), so a lengthscale of 0.3 on `x ∈ [0, 2]` is 0.6 in `x`. Output scale, noise variance

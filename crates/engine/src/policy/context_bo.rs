@@ -134,7 +134,7 @@ impl Aggregate for Box<dyn Aggregate> {
 
 impl ContextBo {
     /// Parses and checks the options.
-    pub fn build(method: ContextMethod, options: Value) -> Result<Self, Vec<FieldError>> {
+    pub fn build(method: ContextMethod, options: Value, encoded_dim: usize) -> Result<Self, Vec<FieldError>> {
         let options: ContextBoOptions = parse_options(options)?;
         let mut errors = Vec::new();
         if !(options.sqrt_beta.is_finite() && options.sqrt_beta >= 0.0) {
@@ -153,7 +153,6 @@ impl ContextBo {
             ("raw_samples", options.raw_samples, 1, 65536),
             ("screening_contexts", options.screening_contexts, 1, 16384),
             ("restarts", options.restarts, 0, 256),
-            ("fit_restarts", options.model.fit_restarts, 0, 64),
         ] {
             if !(lo..=hi).contains(&v) {
                 errors.push(FieldError::new(
@@ -162,9 +161,7 @@ impl ContextBo {
                 ));
             }
         }
-        if options.model.refit_every == Some(0) {
-            errors.push(FieldError::new("algorithm.options.refit_every", "must be at least 1"));
-        }
+        errors.extend(options.model.validate(encoded_dim));
         if errors.is_empty() { Ok(Self { method, options }) } else { Err(errors) }
     }
 
@@ -205,6 +202,10 @@ impl Policy for ContextBo {
     fn suggest(&self, ctx: &Context<'_>, state: &mut PolicyState, count: usize) -> Result<Vec<Candidate>> {
         let n_init = self.initial_design(ctx.problem.decision.len()) as u64;
         design_then_model(ctx, state, count, n_init, &self.options.model, |fitted, n| self.model_step(ctx, fitted, n))
+    }
+
+    fn model_options(&self) -> ModelOptions {
+        self.options.model.clone()
     }
 
     fn recommend(&self, ctx: &Context<'_>, state: &PolicyState) -> Result<Option<Recommendation>> {

@@ -91,7 +91,7 @@ pub struct GpBo {
 
 impl GpBo {
     /// Parses and checks the options.
-    pub fn build(acquisition: GpAcquisition, options: Value) -> Result<Self, Vec<FieldError>> {
+    pub fn build(acquisition: GpAcquisition, options: Value, encoded_dim: usize) -> Result<Self, Vec<FieldError>> {
         let options: GpBoOptions = parse_options(options)?;
         let mut errors = Vec::new();
         if options.beta_theoretical_scale.is_some_and(|a| !(a.is_finite() && a > 0.0)) {
@@ -105,7 +105,6 @@ impl GpBo {
             ("thompson_features", options.thompson_features, 16, 16384),
             ("raw_samples", options.raw_samples, 1, 65536),
             ("restarts", options.restarts, 0, 256),
-            ("fit_restarts", options.model.fit_restarts, 0, 64),
         ] {
             if !(lo..=hi).contains(&v) {
                 errors.push(FieldError::new(
@@ -114,12 +113,7 @@ impl GpBo {
                 ));
             }
         }
-        if let Some(fixed) = &options.model.fixed {
-            errors.extend(fixed.validate());
-        }
-        if options.model.refit_every == Some(0) {
-            errors.push(FieldError::new("algorithm.options.refit_every", "must be at least 1"));
-        }
+        errors.extend(options.model.validate(encoded_dim));
         if errors.is_empty() { Ok(Self { acquisition, options }) } else { Err(errors) }
     }
 
@@ -146,6 +140,10 @@ impl Policy for GpBo {
     fn suggest(&self, ctx: &Context<'_>, state: &mut PolicyState, count: usize) -> Result<Vec<Candidate>> {
         let n_init = self.initial_design(ctx.problem.decision.len()) as u64;
         design_then_model(ctx, state, count, n_init, &self.options.model, |fitted, n| self.model_step(ctx, fitted, n))
+    }
+
+    fn model_options(&self) -> ModelOptions {
+        self.options.model.clone()
     }
 }
 
@@ -261,7 +259,7 @@ impl GpBo {
             }
             GpAcquisition::Thompson => match gp.pathwise_sample(self.options.thompson_features, &mut rng) {
                 Some(s) => Box::new(ThompsonSample::new(s, gp.d())),
-                // Periodic kernels have no Fourier features here: fall back to UCB with a random weight.
+                // Periodic kernels have no Fourier features here: fall back to UCB with `beta`.
                 None => Box::new(Ucb::new(gp, self.options.beta)),
             },
         })

@@ -114,7 +114,8 @@ impl IndirectPolicy {
                 {
                     m.insert("initial_design".into(), DEFAULT_INITIAL_DESIGN.into());
                 }
-                (n, Kind::Baseline(Box::new(GpBo::build(acq, options)?)))
+                let query_dim = problem.indirect.as_ref().map_or(0, |ip| ip.query_space.dim());
+                (n, Kind::Baseline(Box::new(GpBo::build(acq, options, query_dim)?)))
             }
             other => {
                 return Err(vec![FieldError::new(

@@ -95,9 +95,7 @@ impl Lse {
         if !(1..=20_000).contains(&options.representer_points) {
             errors.push(FieldError::new("algorithm.options.representer_points", "must be between 1 and 20000"));
         }
-        if let Some(f) = &options.model.fixed {
-            errors.extend(f.validate());
-        }
+        errors.extend(options.model.validate(problem.space.dim()));
         let level = match &options.noise_level {
             None => (!problem.measurement.noise_levels.is_empty()).then_some(0),
             Some(name) => {

@@ -156,12 +156,18 @@ pub trait Policy: Send + Sync + std::fmt::Debug {
 
     /// The point the model currently believes best, if there is a model yet.
     fn recommend(&self, ctx: &Context<'_>, state: &PolicyState) -> Result<Option<Recommendation>> {
-        model::recommend_by_mean(ctx, state)
+        model::recommend_by_mean(ctx, state, &self.model_options())
     }
 
     /// Posterior mean and standard deviation of the objective (maximisation sign) at full encoded points.
     fn predict(&self, ctx: &Context<'_>, state: &PolicyState, xs: &[f64]) -> Result<Option<Vec<(f64, f64)>>> {
-        model::predict_default(ctx, state, xs)
+        model::predict_default(ctx, state, xs, &self.model_options())
+    }
+
+    /// The options of the standard surrogate (kernel, fixed hyperparameters) that the default `recommend` and
+    /// `predict` use, so that `best` and `predict` answer with the model the suggestions came from.
+    fn model_options(&self) -> model::ModelOptions {
+        model::ModelOptions::default()
     }
 
     /// Policy-specific status for the study resource (e.g. surviving kernel candidates); `None` by default.
@@ -262,13 +268,20 @@ pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>,
         return IndirectPolicy::build(name, options, problem).map(|p| Box::new(p) as _);
     }
     match name {
+        "random" | "sobol" if !spec.options.is_empty() => Err(spec
+            .options
+            .keys()
+            .map(|k| {
+                FieldError::new(format!("algorithm.options.{k}"), format!("not an option of '{name}' (it has none)"))
+            })
+            .collect()),
         "random" => Ok(Box::new(RandomSearch)),
         "sobol" => Ok(Box::new(SobolSearch)),
-        "gp-ei" => GpBo::build(GpAcquisition::LogEi, options).map(|p| Box::new(p) as _),
-        "gp-ucb" => GpBo::build(GpAcquisition::Ucb, options).map(|p| Box::new(p) as _),
-        "gp-mes" => GpBo::build(GpAcquisition::Mes, options).map(|p| Box::new(p) as _),
-        "gp-ts" => GpBo::build(GpAcquisition::Thompson, options).map(|p| Box::new(p) as _),
-        "gp-pi" => GpBo::build(GpAcquisition::Pi, options).map(|p| Box::new(p) as _),
+        "gp-ei" => GpBo::build(GpAcquisition::LogEi, options, problem.space.dim()).map(|p| Box::new(p) as _),
+        "gp-ucb" => GpBo::build(GpAcquisition::Ucb, options, problem.space.dim()).map(|p| Box::new(p) as _),
+        "gp-mes" => GpBo::build(GpAcquisition::Mes, options, problem.space.dim()).map(|p| Box::new(p) as _),
+        "gp-ts" => GpBo::build(GpAcquisition::Thompson, options, problem.space.dim()).map(|p| Box::new(p) as _),
+        "gp-pi" => GpBo::build(GpAcquisition::Pi, options, problem.space.dim()).map(|p| Box::new(p) as _),
         "sbo-kde" | "drbo-kde" | "stableopt" | "drbo-mmd" => {
             let method = match name {
                 "sbo-kde" => ContextMethod::SboKde,
@@ -282,7 +295,7 @@ pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>,
                     format!("'{name}' needs at least one parameter with role 'context'"),
                 )]);
             }
-            ContextBo::build(method, options).map(|p| Box::new(p) as _)
+            ContextBo::build(method, options, problem.space.dim()).map(|p| Box::new(p) as _)
         }
         "truvar" => truvar::Truvar::build(options, problem).map(|p| Box::new(p) as _),
         "lse-gchk" => lse::Lse::build(lse::LseRule::Gchk, options, problem).map(|p| Box::new(p) as _),
@@ -321,17 +334,55 @@ fn build_candidate_policy(name: &str, options: Value, problem: &Problem) -> Resu
     })
 }
 
-/// Parses algorithm options into `T` (which should deny unknown fields), naming the offending option.
+/// Parses algorithm options into `T` (which should deny unknown fields), naming the offending option:
+/// `algorithm.options.<path>` from the deserialiser's path. Fields inside a `#[serde(flatten)]` struct (the shared
+/// surrogate options) lose that path, so for an error at the root each option is tried alone to find the culprit.
 pub fn parse_options<T: for<'de> Deserialize<'de>>(options: Value) -> Result<T, Vec<FieldError>> {
-    serde_json::from_value(options).map_err(|e| {
-        let msg = e.to_string();
-        let field = msg
-            .split('`')
-            .nth(1)
-            .filter(|_| msg.starts_with("unknown field") || msg.starts_with("invalid"))
-            .map_or("algorithm.options".to_string(), |f| format!("algorithm.options.{f}"));
-        vec![FieldError::new(field, msg)]
-    })
+    let err = match serde_path_to_error::deserialize::<_, T>(options.clone()) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let msg = err.inner().to_string();
+    let unknown = |m: &str| m.strip_prefix("unknown field `").and_then(|r| r.split('`').next()).map(str::to_string);
+    let join = |a: &str, b: &str| if a.is_empty() { b.to_string() } else { format!("{a}.{b}") };
+    let root = |p: String| if p == "." { String::new() } else { p };
+    let mut path = root(err.path().to_string());
+    let top_level = |key: &str| options.as_object().is_some_and(|m| m.contains_key(key));
+    match unknown(&msg) {
+        Some(key) if !path.is_empty() || top_level(&key) => path = join(&path, &key),
+        _ => {}
+    }
+    if path.is_empty()
+        && let Value::Object(map) = &options
+    {
+        // Find the one option that fails on its own.
+        for (k, v) in map {
+            let alone = Value::Object(serde_json::Map::from_iter([(k.clone(), v.clone())]));
+            if let Err(e) = serde_path_to_error::deserialize::<_, T>(alone) {
+                let inner = root(e.path().to_string());
+                let m = e.inner().to_string();
+                path = match (inner.is_empty(), unknown(&m)) {
+                    (false, Some(key)) => join(&inner, &key),
+                    (false, None) => inner,
+                    (true, Some(key)) if key != *k => join(k, &key),
+                    // `fixed`, the one nested option object, sits in the flattened surrogate options.
+                    (true, _) if k == "fixed" => {
+                        match serde_path_to_error::deserialize::<_, Option<FixedHyperparameters>>(v.clone()) {
+                            Err(e) if e.path().to_string() != "." => join(k, &e.path().to_string()),
+                            _ => k.clone(),
+                        }
+                    }
+                    (true, _) => k.clone(),
+                };
+                break;
+            }
+        }
+    }
+    vec_err(join("algorithm.options", &path).trim_end_matches('.').to_string(), msg)
+}
+
+fn vec_err<T>(field: String, message: String) -> Result<T, Vec<FieldError>> {
+    Err(vec![FieldError::new(field, message)])
 }
 
 /// Decodes the parameters a candidate asks the client to set.

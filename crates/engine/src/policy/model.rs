@@ -17,7 +17,7 @@ use crate::optim::{OptimConfig, maximize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModelOptions {
-    /// Kernel family (ARD over every encoded dimension): `matern52` (default), `matern32`, `matern12`, `rbf`.
+    /// Kernel family (ARD over every encoded dimension): `matern52` (default), `matern32`, `matern12`, `rbf`, `periodic`.
     pub kernel: KernelFamily,
     /// Random restarts of the hyperparameter fit beyond the warm and default starts.
     pub fit_restarts: usize,
@@ -33,6 +33,31 @@ pub struct ModelOptions {
 impl Default for ModelOptions {
     fn default() -> Self {
         Self { kernel: KernelFamily::Matern52, fit_restarts: 1, refit_every: None, fixed: None }
+    }
+}
+
+impl ModelOptions {
+    /// Checks the surrogate options of a study with `encoded_dim` encoded dimensions (every family that uses the
+    /// standard model calls this); errors are named `algorithm.options.*`.
+    pub fn validate(&self, encoded_dim: usize) -> Vec<crate::error::FieldError> {
+        let mut errors = Vec::new();
+        if self.fit_restarts > 64 {
+            errors.push(crate::error::FieldError::new("algorithm.options.fit_restarts", "must be between 0 and 64"));
+        }
+        if self.refit_every == Some(0) {
+            errors.push(crate::error::FieldError::new("algorithm.options.refit_every", "must be at least 1"));
+        }
+        if let Some(fixed) = &self.fixed {
+            errors.extend(fixed.validate());
+            let n = fixed.lengthscales.len();
+            if n != 1 && n != encoded_dim {
+                errors.push(crate::error::FieldError::new(
+                    "algorithm.options.fixed.lengthscales",
+                    format!("{n} values for {encoded_dim} encoded dimensions; give 1 or {encoded_dim}"),
+                ));
+            }
+        }
+        errors
     }
 }
 
@@ -216,21 +241,30 @@ pub(crate) fn stored_model_state(state: &PolicyState) -> ModelState {
     state.0.get("model").and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default()
 }
 
-/// Default `predict`: the standard GP with the stored hyperparameters (fitted if none).
-pub(crate) fn predict_default(ctx: &Context<'_>, state: &PolicyState, xs: &[f64]) -> Result<Option<Vec<(f64, f64)>>> {
+/// Default `predict`: the standard GP of `options` with the stored hyperparameters (fitted if none).
+pub(crate) fn predict_default(
+    ctx: &Context<'_>,
+    state: &PolicyState,
+    xs: &[f64],
+    options: &ModelOptions,
+) -> Result<Option<Vec<(f64, f64)>>> {
     let mut ms = stored_model_state(state);
     ms.fitted_at = ctx.data.n().max(ms.fitted_at);
-    let Some(m) = fit_model(ctx, &mut ms, &ModelOptions::default())? else { return Ok(None) };
+    let Some(m) = fit_model(ctx, &mut ms, options)? else { return Ok(None) };
     let (mu, var) = m.gp.posterior_batch(xs);
     Ok(Some(mu.into_iter().zip(var).map(|(m, v)| (m, v.sqrt())).collect()))
 }
 
 /// Default `recommend`: the maximiser of the posterior mean over the decision space (contexts at their observed
-/// mean), started from the best observations.
-pub(crate) fn recommend_by_mean(ctx: &Context<'_>, state: &PolicyState) -> Result<Option<Recommendation>> {
+/// mean), started from the best observations; the standard GP of `options`.
+pub(crate) fn recommend_by_mean(
+    ctx: &Context<'_>,
+    state: &PolicyState,
+    options: &ModelOptions,
+) -> Result<Option<Recommendation>> {
     let mut ms = stored_model_state(state);
     ms.fitted_at = ctx.data.n().max(ms.fitted_at);
-    let Some(m) = fit_model(ctx, &mut ms, &ModelOptions::default())? else { return Ok(None) };
+    let Some(m) = fit_model(ctx, &mut ms, options)? else { return Ok(None) };
     let gp = &m.gp;
     let problem = ctx.problem;
     let dspace = problem.decision_space();

@@ -6,7 +6,8 @@
 //! - [`robustness`]: degenerate studies through `engine::Study` for every GP policy, observation validation,
 //!   pending points;
 //! - [`contexts`]: context parameters and the seed-002 policies (issue 5);
-//! - [`control_sets`]: control-set studies (seed 000): validation, `bocvs` behaviour, baselines.
+//! - [`control_sets`]: control-set studies (seed 000): validation, `bocvs` behaviour, baselines;
+//! - [`options`]: invalid algorithm options named exactly in every family; `best`/`predict` use the policy's model.
 
 mod common;
 mod contexts;
@@ -14,6 +15,7 @@ mod control_sets;
 mod gradients;
 mod hyper_elim;
 mod indirect;
+mod options;
 mod properties;
 mod reference;
 mod robustness;

@@ -154,7 +154,6 @@ pub fn parse(name: &str, options: Value, problem: &Problem) -> Result<CvsOptions
         ("epsilon", o.epsilon.is_none_or(positive)),
         ("epsilon_decay", positive(o.epsilon_decay)),
         ("thompson_features", (16..=16384).contains(&o.thompson_features)),
-        ("refit_every", o.model.refit_every != Some(0)),
     ] {
         if !ok {
             errors.push(FieldError::new(format!("algorithm.options.{field}"), "out of range; see the documentation"));
@@ -167,9 +166,7 @@ pub fn parse(name: &str, options: Value, problem: &Problem) -> Result<CvsOptions
             "give at most one of tau, explore_cost and explore_fraction (the length of the exploration phase)",
         ));
     }
-    if let Some(fixed) = &o.model.fixed {
-        errors.extend(fixed.validate());
-    }
+    errors.extend(o.model.validate(problem.space.dim()));
     if name == "ucb-cvs" {
         for (i, s) in cs.sets.iter().enumerate() {
             if s.cost.is_none() {

@@ -20,7 +20,7 @@ use super::{CvsOptions, Setting, suggest_with};
 use crate::acquisition::ThompsonSample;
 use crate::error::Result;
 use crate::gp::Gp;
-use crate::policy::model::ModelState;
+use crate::policy::model::{ModelOptions, ModelState};
 use crate::policy::{Candidate, Context, Policy, PolicyState, Recommendation};
 use crate::sampling::derive_seed;
 
@@ -98,6 +98,10 @@ impl Policy for Psq {
         Ok(out)
     }
 
+    fn model_options(&self) -> ModelOptions {
+        self.options.model.clone()
+    }
+
     fn recommend(&self, ctx: &Context<'_>, state: &PolicyState) -> Result<Option<Recommendation>> {
         super::recommend(ctx, &self.options, state)
     }
@@ -145,6 +149,10 @@ impl Policy for EtcCvs {
         })?;
         state.set(&st);
         Ok(out)
+    }
+
+    fn model_options(&self) -> ModelOptions {
+        self.options.model.clone()
     }
 
     fn recommend(&self, ctx: &Context<'_>, state: &PolicyState) -> Result<Option<Recommendation>> {

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::{CvsOptions, SetOptimum, Setting, suggest_with};
 use crate::error::Result;
 use crate::gp::Gp;
-use crate::policy::model::ModelState;
+use crate::policy::model::{ModelOptions, ModelState};
 use crate::policy::{Candidate, Context, Policy, PolicyState, Recommendation};
 use crate::sampling::derive_seed;
 
@@ -83,6 +83,10 @@ impl Policy for UcbCvs {
         })?;
         state.set(&st);
         Ok(out)
+    }
+
+    fn model_options(&self) -> ModelOptions {
+        self.options.model.clone()
     }
 
     fn recommend(&self, ctx: &Context<'_>, state: &PolicyState) -> Result<Option<Recommendation>> {

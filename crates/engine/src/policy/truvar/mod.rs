@@ -136,12 +136,7 @@ impl Truvar {
         if !(1..=20_000).contains(&options.representer_points) {
             errors.push(FieldError::new(field("representer_points"), "must be between 1 and 20000"));
         }
-        if let Some(f) = &options.model.fixed {
-            errors.extend(f.validate());
-        }
-        if options.model.refit_every == Some(0) {
-            errors.push(FieldError::new(field("refit_every"), "must be at least 1"));
-        }
+        errors.extend(options.model.validate(problem.space.dim()));
         let level = match &options.noise_level {
             None => None,
             Some(name) => match problem.measurement.level_index(name) {
