@@ -97,11 +97,21 @@ impl IndirectPolicy {
     pub fn build(name: &str, options: Value, problem: &Problem) -> Result<Self, Vec<FieldError>> {
         let tree = problem.indirect.as_ref().is_some_and(|ip| ip.tree.is_some());
         let (name, kind): (&'static str, Kind) = match name {
-            "cmes" => ("cmes", Kind::Cmes(parse_cmes(options)?)),
+            "cmes" if tree => {
+                let unused = [("candidates", "with 'indirect.tree' the candidates are the deepest level's nodes")];
+                ("cmes", Kind::Cmes(parse_cmes(options, &unused)?))
+            }
+            "cmes" => ("cmes", Kind::Cmes(parse_cmes(options, &[])?)),
             "cmets" if !tree => {
                 return Err(vec![FieldError::new("algorithm.name", "cmets needs 'indirect.tree'")]);
             }
-            "cmets" => ("cmets", Kind::Cmets(parse_cmes(options)?)),
+            "cmets" => {
+                let unused = [
+                    ("initial_design", "cmets has no initial design: it starts at the tree's root"),
+                    ("candidates", "cmets's candidates are the tree's active set"),
+                ];
+                ("cmets", Kind::Cmets(parse_cmes(options, &unused)?))
+            }
             "gp-ei" | "gp-ucb" | "gp-mes" => {
                 let (n, acq) = match name {
                     "gp-ei" => ("gp-ei", GpAcquisition::LogEi),
@@ -130,9 +140,16 @@ impl IndirectPolicy {
     }
 }
 
-fn parse_cmes(options: Value) -> Result<CmesOptions, Vec<FieldError>> {
+/// Parses the options of `cmes`/`cmets`, refusing those in `unused` (option, why) that this policy on this study
+/// would silently ignore.
+fn parse_cmes(options: Value, unused: &[(&str, &str)]) -> Result<CmesOptions, Vec<FieldError>> {
+    let given = |k: &str| options.as_object().is_some_and(|m| m.contains_key(k));
+    let mut errors: Vec<FieldError> = unused
+        .iter()
+        .filter(|(k, _)| given(k))
+        .map(|(k, why)| FieldError::new(format!("algorithm.options.{k}"), format!("not used here: {why}")))
+        .collect();
     let o: CmesOptions = parse_options(options)?;
-    let mut errors = Vec::new();
     for (name, v, lo, hi) in [
         ("max_value_samples", o.max_value_samples, 1, 256),
         ("target_grid", o.target_grid, 16, 4096),

@@ -248,11 +248,29 @@ pub fn auto_choice(problem: &Problem) -> &'static str {
     if problem.kernel_candidates.is_some() {
         return "he-gp-ucb";
     }
-    if !problem.contexts.is_empty() {
+    if !problem.contexts.is_empty() && problem.measurement.candidates.is_none() {
         return "sbo-kde";
     }
     "gp-ei"
 }
+
+/// Families that search the continuous box and would ignore a `candidates` block (a finite domain).
+const CONTINUOUS_ONLY: &[&str] = &[
+    "sbo-kde",
+    "drbo-kde",
+    "stableopt",
+    "drbo-mmd",
+    "he-gp-ucb",
+    "he-stableopt",
+    "mle-ucb",
+    "expected-ucb",
+    "a-gp-ucb",
+    "bocvs",
+    "ucb-psq",
+    "ts-psq",
+    "etc-cvs",
+    "ucb-cvs",
+];
 
 /// Builds the policy named in `spec` for `problem`; errors name `algorithm.name` or `algorithm.options.*`.
 pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>, Vec<FieldError>> {
@@ -262,6 +280,15 @@ pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>,
         return Err(vec![FieldError::new(
             "algorithm.name",
             format!("'{name}' cannot choose control sets; use 'auto' or one of {}", cvs::NAMES.join(", ")),
+        )]);
+    }
+    if problem.measurement.candidates.is_some() && CONTINUOUS_ONLY.contains(&name) {
+        return Err(vec![FieldError::new(
+            "candidates",
+            format!(
+                "'{name}' searches the continuous box and cannot keep to a candidate set; remove the block, or use \
+                 gp-ei, gp-ucb, gp-mes, gp-ts, gp-pi, truvar or lse-* (they choose among the candidates)"
+            ),
         )]);
     }
     if problem.indirect.is_some() {

@@ -105,3 +105,47 @@ fn best_and_predict_use_the_policys_own_surrogate() {
         best.predicted.mean
     );
 }
+
+#[test]
+fn options_and_blocks_a_policy_would_ignore_are_refused() {
+    // An indirect study over the targets a, b, queried through q1, q2; with or without a tree.
+    let indirect = |tree: bool| {
+        let mut block = json!({
+            "query_parameters": [{"name": "q1", "type": "float", "low": 0, "high": 1},
+                                 {"name": "q2", "type": "float", "low": 0, "high": 1}],
+            "conditional": [
+                {"target": "a", "query": "q1", "form": "affine", "scale": 1.0, "offset": 0.0, "noise_std": 0.1},
+                {"target": "b", "query": "q2", "form": "affine", "scale": 1.0, "offset": 0.0, "noise_std": 0.1}
+            ]
+        });
+        if tree {
+            block["tree"] = json!({"height": 2, "cost": [0.5, 1.0, 2.0], "noise_std": [1.0, 0.5, 0.25]});
+        }
+        json!({ "indirect": block })
+    };
+    assert_eq!(fields("cmets", json!({"initial_design": 3}), indirect(true)), ["algorithm.options.initial_design"]);
+    assert_eq!(fields("cmets", json!({"candidates": 64}), indirect(true)), ["algorithm.options.candidates"]);
+    assert_eq!(fields("cmes", json!({"candidates": 64}), indirect(true)), ["algorithm.options.candidates"]);
+    Study::new(spec("cmes", json!({"candidates": 64, "initial_design": 2}), indirect(false))).expect("used there");
+    Study::new(spec("cmets", json!({"target_grid": 64}), indirect(true))).expect("used by cmets");
+
+    // A finite domain (`candidates` block) is refused by the families that search the continuous box.
+    let grid = json!({"grid": {"a": {"count": 5}}});
+    let context = json!({"candidates": grid,
+                         "parameters": [{"name": "a", "type": "float", "low": 0, "high": 1},
+                                        {"name": "c", "type": "float", "low": 0, "high": 1, "role": "context"}]});
+    for algorithm in ["sbo-kde", "drbo-kde", "stableopt", "drbo-mmd"] {
+        assert_eq!(fields(algorithm, json!({}), context.clone()), ["candidates"], "{algorithm}");
+    }
+    let sets = json!({
+        "candidates": {"grid": {"a": {"count": 5}, "b": {"count": 5}}},
+        "parameters": [{"name": "a", "type": "float", "low": 0, "high": 1},
+                       {"name": "b", "type": "float", "low": 0, "high": 1, "distribution": {"type": "uniform"}}],
+        "control_sets": [{"name": "a", "parameters": ["a"]}, {"name": "ab", "parameters": ["a", "b"]}]
+    });
+    assert_eq!(fields("bocvs", json!({}), sets.clone()), ["candidates"]);
+    assert_eq!(fields("auto", json!({}), sets), ["candidates"], "no control-set algorithm keeps to a finite domain");
+    // With contexts and a finite domain, auto takes the GP policy that averages over the observed contexts.
+    let study = Study::new(spec("auto", json!({}), context)).expect("valid");
+    assert_eq!(study.algorithm(), "gp-ei");
+}
