@@ -254,23 +254,22 @@ pub fn auto_choice(problem: &Problem) -> &'static str {
     "gp-ei"
 }
 
-/// Families that search the continuous box and would ignore a `candidates` block (a finite domain).
-const CONTINUOUS_ONLY: &[&str] = &[
-    "sbo-kde",
-    "drbo-kde",
-    "stableopt",
-    "drbo-mmd",
-    "he-gp-ucb",
-    "he-stableopt",
-    "mle-ucb",
-    "expected-ucb",
-    "a-gp-ucb",
-    "bocvs",
-    "ucb-psq",
-    "ts-psq",
-    "etc-cvs",
-    "ucb-cvs",
-];
+/// Whether `name` searches the continuous box and so would ignore a `candidates` block (a finite domain): the
+/// context, kernel-candidate and control-set families.
+fn continuous_only(name: &str) -> bool {
+    matches!(
+        name,
+        "sbo-kde"
+            | "drbo-kde"
+            | "stableopt"
+            | "drbo-mmd"
+            | "he-gp-ucb"
+            | "he-stableopt"
+            | "mle-ucb"
+            | "expected-ucb"
+            | "a-gp-ucb"
+    ) || cvs::NAMES.contains(&name)
+}
 
 /// Builds the policy named in `spec` for `problem`; errors name `algorithm.name` or `algorithm.options.*`.
 pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>, Vec<FieldError>> {
@@ -282,7 +281,7 @@ pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>,
             format!("'{name}' cannot choose control sets; use 'auto' or one of {}", cvs::NAMES.join(", ")),
         )]);
     }
-    if problem.measurement.candidates.is_some() && CONTINUOUS_ONLY.contains(&name) {
+    if problem.measurement.candidates.is_some() && continuous_only(name) {
         return Err(vec![FieldError::new(
             "candidates",
             format!(
