@@ -6,7 +6,8 @@
 Prints, per experiment, (1) the simple regret at the cost checkpoints and at the budget, mean ± s.e. over the runs
 (the last value at cumulative cost ≤ the checkpoint, as the bench's curves); (2) the evaluations per unit cost
 after exploration, (evaluations at 100 − evaluations at 60) / 40, the paper's Fig. 2 claim, mean ± s.e.; (3) a
-Markdown table of the final regret per method and experiment, and whether bocvs is below every baseline's mean.
+Markdown table of the final regret per method and experiment, whether bocvs is below every baseline's mean, and at
+which cost checkpoints it is; (4) a Markdown table of the evaluations per unit cost after exploration.
 """
 
 import argparse
@@ -52,6 +53,8 @@ def main():
     res = json.load(open(args.result))
     print(f"suite {res['suite']} at {res['git_commit']} ({'quick' if res['quick'] else 'full'})\n")
     finals = {}
+    lowest_at = {}
+    rates_md = {}
     for exp in res["experiments"]:
         budget = exp.get("budget") or checkpoints[-1]
         if exp["metric"] == "simple_regret":
@@ -63,6 +66,14 @@ def main():
                     cells.append(f"{c:g}: {fmt(mm, se)}")
                 print(f"  {m['name']:<9} n={len(m['runs'])}  " + "; ".join(cells))
                 finals.setdefault(exp["name"], {})[m["name"]] = mean_se([at(r, budget) for r in m["runs"]])
+            means = {
+                c: {m["name"]: mean_se([at(r, c) for r in m["runs"]])[0] for m in exp["methods"]} for c in checkpoints
+            }
+            lowest_at[exp["name"]] = [
+                c
+                for c, row in means.items()
+                if "bocvs" in row and all(row["bocvs"] < v for k, v in row.items() if k != "bocvs" and not math.isnan(v))
+            ]
         elif exp["metric"] == "evaluations":
             e0 = args.explore_end
             print(f"{exp['name']}: evaluations per unit cost after cost {e0:g} (mean ± s.e.)")
@@ -75,6 +86,7 @@ def main():
                 mm, se, _ = mean_se(rates)
                 tot, tse, _ = mean_se([at(r, budget) for r in m["runs"]])
                 print(f"  {m['name']:<9} {fmt(mm, se)} per unit; {fmt(tot, tse)} evaluations in all")
+                rates_md.setdefault(exp["name"].removesuffix("/evaluations"), {})[m["name"]] = fmt(mm, se)
         print()
     if finals:
         methods = []
@@ -82,15 +94,22 @@ def main():
             for k in row:
                 if k not in methods:
                     methods.append(k)
-        print("| experiment | " + " | ".join(methods) + " | bocvs lowest mean |")
-        print("|---" * (len(methods) + 2) + "|")
+        print("| experiment | " + " | ".join(methods) + " | bocvs lowest mean | costs where bocvs is lowest |")
+        print("|---" * (len(methods) + 3) + "|")
         for name, row in finals.items():
             cells = [fmt(row[k][0], row[k][1]) + f" ({row[k][2]})" if k in row else "" for k in methods]
             lowest = ""
             if "bocvs" in row:
                 others = [row[k][0] for k in row if k != "bocvs"]
                 lowest = "yes" if others and row["bocvs"][0] < min(others) else "no"
-            print(f"| {name} | " + " | ".join(cells) + f" | {lowest} |")
+            where = ", ".join(f"{c:g}" for c in lowest_at.get(name, [])) or "none"
+            print(f"| {name} | " + " | ".join(cells) + f" | {lowest} | {where} |")
+    if rates_md:
+        methods = list(next(iter(rates_md.values())).keys())
+        print(f"\n| experiment: evaluations per unit cost after cost {args.explore_end:g} | " + " | ".join(methods) + " |")
+        print("|---" * (len(methods) + 1) + "|")
+        for name, row in rates_md.items():
+            print(f"| {name} | " + " | ".join(row.get(k, "") for k in methods) + " |")
 
 
 if __name__ == "__main__":
