@@ -373,10 +373,8 @@ pub fn parse_options<T: for<'de> Deserialize<'de>>(options: Value) -> Result<T, 
     let join = |a: &str, b: &str| if a.is_empty() { b.to_string() } else { format!("{a}.{b}") };
     let root = |p: String| if p == "." { String::new() } else { p };
     let mut path = root(err.path().to_string());
-    let top_level = |key: &str| options.as_object().is_some_and(|m| m.contains_key(key));
-    match unknown(&msg) {
-        Some(key) if !path.is_empty() || top_level(&key) => path = join(&path, &key),
-        _ => {}
+    if let Some(key) = unknown(&msg).filter(|_| !path.is_empty()) {
+        path = join(&path, &key);
     }
     if path.is_empty()
         && let Value::Object(map) = &options
@@ -404,11 +402,7 @@ pub fn parse_options<T: for<'de> Deserialize<'de>>(options: Value) -> Result<T, 
             }
         }
     }
-    vec_err(join("algorithm.options", &path).trim_end_matches('.').to_string(), msg)
-}
-
-fn vec_err<T>(field: String, message: String) -> Result<T, Vec<FieldError>> {
-    Err(vec![FieldError::new(field, message)])
+    Err(vec![FieldError::new(join("algorithm.options", &path), msg)])
 }
 
 /// Decodes the parameters a candidate asks the client to set.
