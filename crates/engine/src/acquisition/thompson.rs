@@ -2,7 +2,7 @@
 //! here a pathwise function sample ([`crate::gp::PathwiseSample`]) that is smooth and has gradients.
 
 use super::Acquisition;
-use crate::gp::PathwiseSample;
+use crate::gp::{ExpectedDraw, PathwiseSample};
 
 /// One posterior function draw as an acquisition.
 #[derive(Debug, Clone)]
@@ -29,5 +29,20 @@ impl Acquisition for ThompsonSample {
 
     fn value_and_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
         self.sample.value_and_grad(x, grad)
+    }
+}
+
+/// A draw's expectation over fixed samples of some inputs ([`ExpectedDraw`], `ts-psq` over control sets).
+impl Acquisition for ExpectedDraw<'_> {
+    fn dim(&self) -> usize {
+        ExpectedDraw::dim(self)
+    }
+
+    fn value(&self, x: &[f64]) -> f64 {
+        self.evaluate(x, None)
+    }
+
+    fn value_and_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        self.evaluate(x, Some(grad))
     }
 }

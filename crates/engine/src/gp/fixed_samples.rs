@@ -33,6 +33,8 @@ struct Part {
     fixed_s: Vec<f64>,
     /// Squared exponential only: `exp(−s^fixed/2)`, same layout.
     fixed_e: Option<Vec<f64>>,
+    /// Squared exponential only: the mean of `exp(−s^fixed/2)` over the M samples, one value per training point.
+    fixed_e_mean: Option<Vec<f64>>,
 }
 
 /// A GP prepared for posteriors at `[x, ξ_m]` over fixed samples ξ_m; see the module docs.
@@ -81,6 +83,7 @@ impl Gp {
                 train_free: Vec::new(),
                 fixed_s: vec![0.0; n * m],
                 fixed_e: None,
+                fixed_e_mean: None,
             };
             for (&j, &f) in c.dims.iter().zip(&inv_l) {
                 if let Some(q) = free.iter().position(|&v| v == j) {
@@ -98,7 +101,13 @@ impl Gp {
                 }
             }
             if c.family == KernelFamily::Rbf {
-                part.fixed_e = Some(part.fixed_s.iter().map(|s| exp(-0.5 * s)).collect());
+                let e: Vec<f64> = part.fixed_s.iter().map(|s| exp(-0.5 * s)).collect();
+                let mut mean = vec![0.0; n];
+                for col in e.chunks_exact(n.max(1)) {
+                    mean.iter_mut().zip(col).for_each(|(a, v)| *a += v / m as f64);
+                }
+                part.fixed_e = Some(e);
+                part.fixed_e_mean = Some(mean);
             }
             parts.push(part);
         }
@@ -204,6 +213,58 @@ impl FixedSamples<'_> {
             }
         }
         (dmean, dvar)
+    }
+
+    /// `(1/M) Σ_m Σ_i w_i k(x_i, [x, ξ_m])` (the latent kernel, standardised units) and, with `grad`, its gradient
+    /// in x added into `grad`. For a squared-exponential component `k(x_i, [x, ξ_m]) = σ² exp(−s^free_i/2)
+    /// exp(−s^fixed_im/2)`, so the mean over the samples needs only the precomputed mean of the second factor:
+    /// O(n·q) per call instead of O(n·M). Other families sum over the samples.
+    pub fn mean_weighted(&self, x: &[f64], w: &[f64], mut grad: Option<&mut [f64]>) -> f64 {
+        let n = self.gp.n();
+        let inv_m = 1.0 / self.m as f64;
+        let mut total = 0.0;
+        for part in &self.parts {
+            let sf = self.free_distance(part, x);
+            // E_m[k_im] and E_m[σ² k₀'(s_im)] per training point.
+            let (mut kbar, mut dbar) = (vec![0.0; n], vec![0.0; n]);
+            match &part.fixed_e_mean {
+                Some(em) => {
+                    for i in 0..n {
+                        let k0 = exp(-0.5 * sf[i]) * em[i];
+                        kbar[i] = part.var * k0;
+                        dbar[i] = -0.5 * part.var * k0;
+                    }
+                }
+                None => {
+                    let (mut col, mut dc) = (vec![0.0; n], vec![0.0; n]);
+                    for s in 0..self.m {
+                        col.iter_mut().for_each(|v| *v = 0.0);
+                        add_stationary(
+                            part.family,
+                            part.var,
+                            &sf,
+                            &part.fixed_s[s * n..(s + 1) * n],
+                            &mut col,
+                            Some(&mut dc),
+                        );
+                        for i in 0..n {
+                            kbar[i] += col[i] * inv_m;
+                            dbar[i] += dc[i] * inv_m;
+                        }
+                    }
+                }
+            }
+            total += dot(&kbar, w);
+            if let Some(g) = grad.as_deref_mut() {
+                // ∂k_im/∂x_c = 2 σ² k₀'(s_im) (z_c − z_ic) f_c with z = x·f (f the inverse lengthscale).
+                for (&(pos, f), train) in part.free.iter().zip(&part.train_free) {
+                    let z = x[pos] * f;
+                    let s: f64 = (0..n).map(|i| w[i] * dbar[i] * (z - train[i])).sum();
+                    g[pos] += 2.0 * f * s;
+                }
+            }
+        }
+        total
     }
 
     /// Posterior means and variances at `[x_p, ξ_m]` for every row-major x_p of `xs` (free coordinates) and every

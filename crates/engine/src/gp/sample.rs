@@ -74,18 +74,18 @@ impl Gp {
 }
 
 #[derive(Debug, Clone)]
-struct FeatureSet {
-    dims: Vec<usize>,
+pub(super) struct FeatureSet {
+    pub(super) dims: Vec<usize>,
     /// features × dims, already divided by the lengthscales.
-    omega: Vec<f64>,
-    phase: Vec<f64>,
-    weight: Vec<f64>,
-    amp: f64,
+    pub(super) omega: Vec<f64>,
+    pub(super) phase: Vec<f64>,
+    pub(super) weight: Vec<f64>,
+    pub(super) amp: f64,
 }
 
 #[derive(Debug, Clone)]
-struct PriorDraw {
-    comps: Vec<FeatureSet>,
+pub(super) struct PriorDraw {
+    pub(super) comps: Vec<FeatureSet>,
 }
 
 impl PriorDraw {
@@ -128,12 +128,17 @@ impl PriorDraw {
 /// One approximate draw from the GP posterior, a deterministic function of x.
 #[derive(Debug, Clone)]
 pub struct PathwiseSample {
-    gp: Gp,
-    prior: PriorDraw,
-    v: Vec<f64>,
+    pub(super) gp: Gp,
+    pub(super) prior: PriorDraw,
+    pub(super) v: Vec<f64>,
 }
 
 impl PathwiseSample {
+    /// Input dimension.
+    pub fn dim(&self) -> usize {
+        self.gp.d
+    }
+
     /// The draw at `x` (raw units).
     pub fn value(&self, x: &[f64]) -> f64 {
         let mut k = vec![0.0; self.gp.n()];

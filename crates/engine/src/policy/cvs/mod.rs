@@ -31,10 +31,10 @@ pub use ucb_cvs::UcbCvs;
 use super::design::initial_design_point;
 use super::model::{FittedModel, ModelOptions, ModelState, fit_model, top_rows};
 use super::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, parse_options};
-use crate::acquisition::{Acquisition, Expected, ExpectedUcb};
+use crate::acquisition::{Acquisition, Expected, ExpectedUcb, ThompsonSample};
 use crate::control_sets::{ControlSets, RandomSamples};
 use crate::error::{FieldError, Result};
-use crate::gp::Gp;
+use crate::gp::{Gp, PathwiseSample};
 use crate::kernel::KernelFamily;
 use crate::optim::{OptimConfig, maximize};
 use crate::sampling::{Sobol, derive_seed};
@@ -280,6 +280,15 @@ impl<'a> Setting<'a> {
                 SetOptimum { x: raw[i * dc..(i + 1) * dc].to_vec(), value: values[i] }
             }
             _ => SetOptimum { x: local.x, value: local.value },
+        }
+    }
+
+    /// `max E[f̃]` of a posterior draw f̃ for set `view` (Thompson sampling), factorised over the samples when the
+    /// model allows ([`PathwiseSample::expected`]), else averaged per sample.
+    pub fn maximize_draw(&self, draw: &PathwiseSample, view: &SetView, seed: u64) -> SetOptimum {
+        match draw.expected(&view.dims, &view.samples.dims, &view.samples.values) {
+            Some(expected) => self.maximize_expected(&expected, view, seed),
+            None => self.maximize(ThompsonSample::new(draw.clone(), draw.dim()), view, seed),
         }
     }
 

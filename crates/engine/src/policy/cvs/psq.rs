@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{CvsOptions, Setting, suggest_with};
-use crate::acquisition::ThompsonSample;
 use crate::error::Result;
 use crate::gp::Gp;
 use crate::policy::model::{ModelOptions, ModelState};
@@ -68,7 +67,7 @@ pub(crate) fn best_of(
             let v = &s.views[i];
             let seed = derive_seed(seed, i as u64);
             let opt = match &draw {
-                Some(d) => s.maximize(ThompsonSample::new(d.clone(), gp.d()), v, seed),
+                Some(d) => s.maximize_draw(d, v, seed),
                 None => s.maximize_bound(gp, v, s.options.beta, seed),
             };
             (i, opt)
