@@ -3,7 +3,8 @@
 //! seed paper's experiments (Hoang et al., AAAI 2025; Tay et al., NeurIPS 2023).
 //!
 //! - `ucb-psq`: for every set, `max_x E[μ + βσ]` (β = 2); play the set with the largest value at its maximiser.
-//! - `ts-psq`: the same with one posterior function draw (1024 random Fourier features) in place of the UCB.
+//! - `ts-psq`: the same with one posterior function draw (1024 random Fourier features) in place of the UCB; its
+//!   expectation over a set's random variables is factorised ([`crate::gp::ExpectedDraw`], exact up to rounding).
 //! - `etc-cvs`: `plays_per_group` (50) rounds restricted to each group of sets with the same number of variables, in
 //!   increasing size (the paper's grouping), then `ucb-psq` over all sets.
 //!
