@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Tables of a (merged) seed002 result for the results note (standard library only).
+
+    bench merge --out /tmp/m002 docs/bench/seed002_slices/newsvendor_sbo-kde_stableopt_gp-ucb.json \\
+        docs/bench/seed002_slices/*/seed002.json
+    python3 crates/bench/seed002_tables.py /tmp/m002/seed002.json
+
+Prints (1) a Markdown table of the final cumulative regret (or reward, Complicated Hartmann and the portfolio
+variants as the suite reports them) per problem and method, mean ± s.e. (runs); (2) the paper's claims checked on
+the means (Huang et al., AAAI 2024, Fig. 1 and 2): on the synthetic problems both KDE methods better than
+stableopt, gp-ucb and drbo-mmd; drbo-kde at least as good as sbo-kde on Complicated Hartmann; on newsvendor only
+the two KDE methods better than gp-ucb. A comparison whose methods are not all in the file says so instead of
+guessing. (3) the median wall seconds per run (the result files' `wall_s`).
+"""
+
+import argparse
+import json
+import math
+import statistics
+
+METHODS = ["sbo-kde", "drbo-kde", "stableopt", "gp-ucb", "drbo-mmd"]
+KDE = ["sbo-kde", "drbo-kde"]
+SYNTHETIC = ["ackley", "modified_branin", "hartmann", "complicated_hartmann", "ackley_2+4"]
+
+
+def finals(method):
+    """Final values of a method's runs."""
+    return [run["y"][-1] for run in method["runs"] if run["y"]]
+
+
+def mean_se(vals):
+    if not vals:
+        return float("nan"), float("nan"), 0
+    m = sum(vals) / len(vals)
+    if len(vals) < 2:
+        return m, float("nan"), 1
+    return m, statistics.stdev(vals) / math.sqrt(len(vals)), len(vals)
+
+
+def fmt(m, se, n):
+    if n == 0:
+        return "—"
+    if math.isnan(se):
+        return f"{m:.4g} (1)"
+    return f"{m:.4g} ± {se:.2g} ({n})"
+
+
+def better(a, b, higher):
+    return a > b if higher else a < b
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("result")
+    args = ap.parse_args()
+    res = json.load(open(args.result))
+    print(f"suite {res['suite']} at {res['git_commit']} ({'quick' if res['quick'] else 'full'})\n")
+
+    stats = {}
+    print("| problem (metric) | " + " | ".join(METHODS) + " |")
+    print("|---|" + "---|" * len(METHODS))
+    for exp in res["experiments"]:
+        if exp["metric"] not in ("cumulative_regret", "cumulative_reward"):
+            continue
+        by_name = {m["name"]: m for m in exp["methods"]}
+        higher = exp["better"] == "higher"
+        row = {}
+        for name in METHODS:
+            row[name] = mean_se(finals(by_name[name])) if name in by_name else (float("nan"), float("nan"), 0)
+        stats[exp["name"]] = (row, higher, by_name)
+        metric = "reward" if higher else "regret"
+        print(f"| {exp['name']} ({metric}) | " + " | ".join(fmt(*row[n]) for n in METHODS) + " |")
+
+    print("\nClaims (on the means):")
+    for name, (row, higher, _) in stats.items():
+        present = [m for m in METHODS if row[m][2] > 0]
+        if name in SYNTHETIC:
+            others = ["stableopt", "gp-ucb", "drbo-mmd"]
+            missing = [m for m in KDE + others if m not in present]
+            verdicts = []
+            for k in KDE:
+                if k not in present:
+                    continue
+                beaten = [o for o in others if o in present and better(row[k][0], row[o][0], higher)]
+                lost = [o for o in others if o in present and o not in beaten]
+                verdicts.append(f"{k} better than {', '.join(beaten) or 'none'}"
+                                + (f", not than {', '.join(lost)}" if lost else ""))
+            note = f" (not run: {', '.join(missing)})" if missing else ""
+            print(f"  {name}: {'; '.join(verdicts)}{note}")
+            if name == "complicated_hartmann" and all(k in present for k in KDE):
+                ok = not better(row["sbo-kde"][0], row["drbo-kde"][0], higher)
+                print(f"  {name}: drbo-kde ≥ sbo-kde: {'holds' if ok else 'does not hold'}")
+        elif name == "newsvendor" and "gp-ucb" in present:
+            beat = [m for m in present if m != "gp-ucb" and better(row[m][0], row["gp-ucb"][0], higher)]
+            missing = [m for m in METHODS if m not in present]
+            ok = sorted(beat) == sorted(KDE)
+            note = f" (not run: {', '.join(missing)})" if missing else ""
+            print(f"  {name}: better than gp-ucb: {', '.join(beat) or 'none'} — "
+                  f"'only the two KDE methods' {'holds' if ok else 'does not hold'}{note}")
+
+    print("\n| problem: median wall s per run | " + " | ".join(METHODS) + " |")
+    print("|---|" + "---|" * len(METHODS))
+    for name, (_, _, by_name) in stats.items():
+        cells = []
+        for m in METHODS:
+            walls = [r["wall_s"] for r in by_name[m]["runs"] if "wall_s" in r] if m in by_name else []
+            cells.append(f"{statistics.median(walls):.0f}" if walls else "—")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
