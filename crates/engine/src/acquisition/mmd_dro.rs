@@ -24,13 +24,24 @@
 //! (plain projected gradient to a fixed point, bisection to 1e-7) within 1e-4 (test). Thread CPU of 30 ask-tell
 //! rounds on Ackley (`examples/ctxprof.rs`): 122 s before, 6.7 s after.
 //!
+//! The penalised minimisers are sparse (a few contexts carry the worst case), so every few FISTA steps an
+//! active-set finish solves the optimality conditions on the current support exactly (a Cholesky solve of the
+//! support's kernel block, entries dropping out or joining until the KKT conditions hold to rounding; otherwise
+//! FISTA goes on), and the gradient uses `K(y − p̂) = Ky − Kp̂` with `Ky` from the products of the sparse iterates.
+//! This changes the answer only within FISTA's tolerance (exact instead of approximate minimisers; test). Thread
+//! CPU of 80 ask-tell rounds on Ackley (`ctxprof drbo-mmd 80 100`): 106.8 s before, 10.7 s after; its last 10
+//! suggestions 21.3 s → 2.45 s.
+//!
 //! Differences from the code: the authors' grid for `D_c > 1` stacks per-dimension linspaces, giving only
 //! `⌈N^{1/D_c}⌉` diagonal points (a bug); we build the full product grid as the paper states.
 
 use std::sync::Mutex;
 
+use faer::Mat;
+
 use super::context::Aggregate;
 use crate::gp::Gp;
+use crate::linalg::Cholesky;
 
 /// The finite context set, its kernel matrix and the reference distribution.
 #[derive(Debug, Clone)]
@@ -43,6 +54,8 @@ pub struct MmdBall {
     kmat_t: Vec<f64>,
     /// Upper bound of the largest eigenvalue of K.
     lambda_max: f64,
+    /// K p̂, so that the gradient needs K applied to the (sparse) iterates only.
+    k_p_hat: Vec<f64>,
 }
 
 /// Smallest `g` with `g^dc ≥ n`.
@@ -109,7 +122,8 @@ impl MmdBall {
             v = w.iter().map(|a| a / norm).collect();
         }
         let kmat_t = (0..n).flat_map(|j| (0..n).map(move |i| (i, j))).map(|(i, j)| kmat[i * n + j]).collect();
-        Self { dc, grid, kmat, p_hat, kmat_t, lambda_max: (1.1 * lam).max(1e-12) }
+        let k_p_hat = matvec(&kmat, &p_hat);
+        Self { dc, grid, kmat, p_hat, kmat_t, lambda_max: (1.1 * lam).max(1e-12), k_p_hat }
     }
 
     /// Number of contexts.
@@ -139,21 +153,30 @@ impl MmdBall {
     }
 
     /// Minimiser of `uᵀp + λ MMD²(p, p̂)` over the simplex, by FISTA from `start`.
+    ///
+    /// The gradient `u + 2λK(y − p̂)` is formed as `u + 2λ(Ky − Kp̂)` with `Ky = (1 + m)Kp_{k+1} − mKp_k` from the
+    /// products of the iterates, each computed over its non-zero entries: the projected iterates are sparse where
+    /// `y − p̂` is not (p̂ spreads over every observed context), which made the dense product most of the cost.
     fn penalised(&self, u: &[f64], lambda: f64, start: &[f64]) -> Vec<f64> {
         let n = start.len();
         let step = 1.0 / (2.0 * lambda * self.lambda_max);
         let mut p = start.to_vec();
+        let mut kp = vec![0.0; n];
+        self.matvec_into(&p, &mut kp);
         let mut y = p.clone();
-        let (mut diff, mut kd, mut z, mut next) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let mut ky = kp.clone();
+        let (mut z, mut next, mut k_next) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
         let mut scratch = Vec::with_capacity(n);
         let mut t = 1.0f64;
-        for _ in 0..400 {
-            for i in 0..n {
-                diff[i] = y[i] - self.p_hat[i];
+        let mut tried: Vec<usize> = Vec::new();
+        for k in 0..400 {
+            if k % 4 == 0
+                && let Some(exact) = self.solve_on_support(u, lambda, &p, &mut tried)
+            {
+                return exact;
             }
-            self.matvec_into(&diff, &mut kd);
             for i in 0..n {
-                z[i] = y[i] - step * (u[i] + 2.0 * lambda * kd[i]);
+                z[i] = y[i] - step * (u[i] + 2.0 * lambda * (ky[i] - self.k_p_hat[i]));
             }
             project_simplex_into(&z, &mut scratch, &mut next);
             let change = next.iter().zip(&p).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
@@ -165,16 +188,72 @@ impl MmdBall {
             }
             let t_next = 0.5 * (1.0 + (1.0 + 4.0 * t * t).sqrt());
             let momentum = (t - 1.0) / t_next;
+            self.matvec_into(&next, &mut k_next);
             for i in 0..n {
                 y[i] = next[i] + momentum * (next[i] - p[i]);
+                ky[i] = k_next[i] + momentum * (k_next[i] - kp[i]);
             }
             std::mem::swap(&mut p, &mut next);
+            std::mem::swap(&mut kp, &mut k_next);
             t = t_next;
             if change < 1e-9 {
                 break;
             }
         }
         p
+    }
+
+    /// The exact minimiser of the penalised problem by a few active-set steps from the support of `p`. On a support
+    /// S the optimality conditions are linear, `u_S + 2λ(K_SS q − (Kp̂)_S) = ν1` and `1ᵀq = 1`; entries that come out
+    /// non-positive leave S, and the coordinate outside S with the smallest gradient below ν joins it. The answer is
+    /// accepted only when q > 0 on S and no coordinate outside S has a gradient below ν (the KKT conditions of the
+    /// simplex-constrained problem, to rounding), so it is exact where FISTA would only approach it. `None` when
+    /// that fails within the step limit, when S is large, or when S equals `tried` (the support of the last
+    /// failed attempt, updated here).
+    fn solve_on_support(&self, u: &[f64], lambda: f64, p: &[f64], tried: &mut Vec<usize>) -> Option<Vec<f64>> {
+        const MAX_SUPPORT: usize = 32;
+        let n = p.len();
+        let mut support: Vec<usize> = (0..n).filter(|&i| p[i] > 0.0).collect();
+        if support.is_empty() || support.len() > MAX_SUPPORT || support == *tried {
+            return None;
+        }
+        tried.clone_from(&support);
+        let (mut q, mut kq) = (vec![0.0; n], vec![0.0; n]);
+        for _ in 0..2 * MAX_SUPPORT {
+            let m = support.len();
+            if m == 0 || m > MAX_SUPPORT {
+                return None;
+            }
+            let chol = Cholesky::factor(Mat::from_fn(m, m, |r, c| self.kmat[support[r] * n + support[c]])).ok()?;
+            let rhs: Vec<f64> = support.iter().map(|&i| self.k_p_hat[i] - u[i] / (2.0 * lambda)).collect();
+            let (x0, x1) = (chol.solve(&rhs), chol.solve(&vec![1.0; m]));
+            let c = (1.0 - x0.iter().sum::<f64>()) / x1.iter().sum::<f64>();
+            let values: Vec<f64> = x0.iter().zip(&x1).map(|(a, b)| a + c * b).collect();
+            if values.iter().any(|v| v.is_nan()) {
+                return None;
+            }
+            if values.iter().any(|v| *v <= 0.0) {
+                support = support.iter().zip(&values).filter(|(_, v)| **v > 0.0).map(|(&i, _)| i).collect();
+                continue;
+            }
+            q.iter_mut().for_each(|v| *v = 0.0);
+            support.iter().zip(&values).for_each(|(&i, &v)| q[i] = v);
+            self.matvec_into(&q, &mut kq);
+            let nu = 2.0 * lambda * c;
+            let gradient = |i: usize| u[i] + 2.0 * lambda * (kq[i] - self.k_p_hat[i]);
+            let scale =
+                (0..n).map(|i| u[i].abs() + 2.0 * lambda * (kq[i].abs() + self.k_p_hat[i].abs())).fold(1.0, f64::max);
+            let tol = 1e-9 * scale;
+            if support.iter().any(|&i| (gradient(i) - nu).abs() > tol) {
+                return None;
+            }
+            let entering = (0..n).filter(|&i| q[i] == 0.0).map(|i| (i, gradient(i))).min_by(|a, b| a.1.total_cmp(&b.1));
+            match entering {
+                Some((i, g)) if g < nu - tol => support.push(i),
+                _ => return Some(q),
+            }
+        }
+        None
     }
 
     /// `out = K v`, accumulated over the non-zero entries of v only (in index order, so each entry is the same
@@ -414,27 +493,30 @@ mod tests {
         }
     }
 
-    /// Reference solution of the inner problem: plain projected gradient (no momentum) run to a fixed point at
-    /// every λ of a geometric bisection down to 1e-7 relative.
-    fn reference_worst_case(b: &MmdBall, u: &[f64], delta: f64) -> f64 {
+    /// Minimiser of the penalised problem at λ by plain projected gradient (no momentum) run to a fixed point.
+    fn reference_penalised(b: &MmdBall, u: &[f64], lambda: f64) -> Vec<f64> {
         let n = u.len();
-        let d2 = delta * delta;
-        let solve = |lambda: f64| {
-            let step = 1.0 / (2.0 * lambda * b.lambda_max);
-            let mut p = b.p_hat.clone();
-            for _ in 0..50_000 {
-                let diff: Vec<f64> = p.iter().zip(&b.p_hat).map(|(a, c)| a - c).collect();
-                let kd = matvec(&b.kmat, &diff);
-                let z: Vec<f64> = (0..n).map(|i| p[i] - step * (u[i] + 2.0 * lambda * kd[i])).collect();
-                let next = project_simplex_full_sort(&z);
-                let change = next.iter().zip(&p).map(|(a, c)| (a - c).abs()).fold(0.0, f64::max);
-                p = next;
-                if change < 1e-13 {
-                    break;
-                }
+        let step = 1.0 / (2.0 * lambda * b.lambda_max);
+        let mut p = b.p_hat.clone();
+        for _ in 0..50_000 {
+            let diff: Vec<f64> = p.iter().zip(&b.p_hat).map(|(a, c)| a - c).collect();
+            let kd = matvec(&b.kmat, &diff);
+            let z: Vec<f64> = (0..n).map(|i| p[i] - step * (u[i] + 2.0 * lambda * kd[i])).collect();
+            let next = project_simplex_full_sort(&z);
+            let change = next.iter().zip(&p).map(|(a, c)| (a - c).abs()).fold(0.0, f64::max);
+            p = next;
+            if change < 1e-13 {
+                break;
             }
-            p
-        };
+        }
+        p
+    }
+
+    /// Reference solution of the inner problem: [`reference_penalised`] at every λ of a geometric bisection down
+    /// to 1e-7 relative.
+    fn reference_worst_case(b: &MmdBall, u: &[f64], delta: f64) -> f64 {
+        let d2 = delta * delta;
+        let solve = |lambda: f64| reference_penalised(b, u, lambda);
         let (mut lo, mut hi) = (1e-6, 1e6);
         let mut best = solve(hi);
         while hi / lo > 1.0 + 1e-7 {
@@ -448,6 +530,34 @@ mod tests {
             }
         }
         u.iter().zip(&best).map(|(a, c)| a * c).sum()
+    }
+
+    #[test]
+    fn penalised_solution_is_the_exact_minimiser() {
+        // FISTA with the active-set finish against plain projected gradient at fixed λ: same objective to
+        // rounding, and the finish, started from the reference's support, passes its KKT check there.
+        let mut rng = StdRng::seed_from_u64(21);
+        let n = 30;
+        for trial in 0..8 {
+            let p_hat = project_simplex(&(0..n).map(|_| rng.random::<f64>() / 3.0).collect::<Vec<_>>());
+            let b = ball(n, [0.08, 0.25][trial % 2], p_hat);
+            let u: Vec<f64> = (0..n).map(|i| (i as f64 / 5.0 + trial as f64).cos() + rng.random::<f64>()).collect();
+            for lambda in [0.05, 1.0, 20.0] {
+                let objective = |p: &[f64]| u.iter().zip(p).map(|(a, c)| a * c).sum::<f64>() + lambda * b.mmd2(p);
+                let reference = reference_penalised(&b, &u, lambda);
+                let fast = b.penalised(&u, lambda, &b.p_hat);
+                assert!((fast.iter().sum::<f64>() - 1.0).abs() < 1e-12 && fast.iter().all(|v| *v >= 0.0));
+                let (f_fast, f_ref) = (objective(&fast), objective(&reference));
+                assert!(
+                    (f_fast - f_ref).abs() < 1e-9 * (1.0 + f_ref.abs()),
+                    "trial {trial} λ {lambda}: {f_fast} vs {f_ref}"
+                );
+                // K is nearly singular for the long lengthscale, so minimisers agree in objective, not in p.
+                let exact = b.solve_on_support(&u, lambda, &reference, &mut Vec::new()).expect("KKT at the reference");
+                let f_exact = objective(&exact);
+                assert!(f_exact - f_ref < 1e-9 * (1.0 + f_ref.abs()), "trial {trial} λ {lambda}: {f_exact} vs {f_ref}");
+            }
+        }
     }
 
     #[test]
