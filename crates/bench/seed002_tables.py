@@ -10,13 +10,15 @@ variants as the suite reports them) per problem and method, mean ± s.e. (runs);
 the means (Huang et al., AAAI 2024, Fig. 1 and 2): on the synthetic problems both KDE methods better than
 stableopt, gp-ucb and drbo-mmd; drbo-kde at least as good as sbo-kde on Complicated Hartmann; on newsvendor only
 the two KDE methods better than gp-ucb. A comparison whose methods are not all in the file says so instead of
-guessing. (3) the median wall seconds per run (the result files' `wall_s`).
+guessing. (3) the median wall seconds per run (the result files' `wall_s`); (4) every run's final value by seed.
 """
 
 import argparse
 import json
 import math
 import statistics
+
+from seed000_tables import mean_se  # same directory: (mean, s.e., runs), NaN s.e. for one run
 
 METHODS = ["sbo-kde", "drbo-kde", "stableopt", "gp-ucb", "drbo-mmd"]
 KDE = ["sbo-kde", "drbo-kde"]
@@ -26,15 +28,6 @@ SYNTHETIC = ["ackley", "modified_branin", "hartmann", "complicated_hartmann", "a
 def finals(method):
     """Final values of a method's runs."""
     return [run["y"][-1] for run in method["runs"] if run["y"]]
-
-
-def mean_se(vals):
-    if not vals:
-        return float("nan"), float("nan"), 0
-    m = sum(vals) / len(vals)
-    if len(vals) < 2:
-        return m, float("nan"), 1
-    return m, statistics.stdev(vals) / math.sqrt(len(vals)), len(vals)
 
 
 def fmt(m, se, n):
@@ -106,6 +99,13 @@ def main():
             walls = [r["wall_s"] for r in by_name[m]["runs"] if "wall_s" in r] if m in by_name else []
             cells.append(f"{statistics.median(walls):.0f}" if walls else "—")
         print(f"| {name} | " + " | ".join(cells) + " |")
+
+    print("\nFinal value per run (seed: value):")
+    for name, (_, _, by_name) in stats.items():
+        for m in METHODS:
+            if m in by_name:
+                runs = ", ".join(f"{r['seed']}: {r['y'][-1]:.4g}" for r in by_name[m]["runs"] if r["y"])
+                print(f"  {name} {m}: {runs}")
 
 
 if __name__ == "__main__":
