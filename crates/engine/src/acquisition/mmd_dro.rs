@@ -180,6 +180,9 @@ impl MmdBall {
             }
             project_simplex_into(&z, &mut scratch, &mut next);
             let change = next.iter().zip(&p).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            if change < 1e-9 {
+                return next;
+            }
             // Adaptive restart (O'Donoghue, Candès 2015, gradient scheme): drop the momentum when the step
             // (next − y) points against the last move (next − p).
             let restart = (0..n).map(|i| (y[i] - next[i]) * (next[i] - p[i])).sum::<f64>() > 0.0;
@@ -196,9 +199,6 @@ impl MmdBall {
             std::mem::swap(&mut p, &mut next);
             std::mem::swap(&mut kp, &mut k_next);
             t = t_next;
-            if change < 1e-9 {
-                break;
-            }
         }
         p
     }
