@@ -1,12 +1,13 @@
 //! `bench merge --out DIR a.json b.json …`: joins result files of one suite run in slices (`--first-run K --seeds
 //! N`), so that a protocol too long for one sitting can be run piece by piece at a fixed commit.
 //!
-//! Runs are concatenated per experiment and method (in file order); a (method, seed) present twice is an error, as
-//! is mixing suites or quick and full runs. Summaries are recomputed, a checkpoint table in an experiment's
-//! description (seed003) is recomputed at the same x values, the SVGs are redrawn, and the result's `git_commit`
-//! lists the distinct commits of the inputs joined by `+`. The description text before the table is the first
-//! slice's; where a later slice's differs (it may hold per-slice statistics), that text is appended with the seeds
-//! it covers, so that nothing in the merged file speaks for runs it was not computed from without saying so.
+//! Runs are concatenated per experiment and method (in file order); a (method, seed) present twice is an error, as is
+//! mixing suites, quick and full runs, or slices of an experiment scored against different optima. Summaries are
+//! recomputed, a checkpoint table in an experiment's description (seed003) is recomputed at the same x values, the SVGs
+//! are redrawn, and the result's `git_commit` lists the distinct commits of the inputs joined by `+`. The description
+//! text before the table is the first slice's; where a later slice's differs (it may hold per-slice statistics), that
+//! text is appended with the seeds it covers, so that nothing in the merged file speaks for runs it was not computed
+//! from without saying so.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -55,6 +56,14 @@ fn join(parts: Vec<SuiteResult>) -> anyhow::Result<SuiteResult> {
         for exp in part.experiments {
             match merged.experiments.iter_mut().find(|e| e.name == exp.name) {
                 Some(into) => {
+                    if exp.optimum != into.optimum {
+                        bail!(
+                            "{}: the slices score against different optima ({:?} and {:?}); rescore one of them first",
+                            exp.name,
+                            into.optimum,
+                            exp.optimum
+                        );
+                    }
                     let (text, other) = (header(&exp.description), header(&into.description));
                     if text != other && !notes.iter().any(|(name, t, _)| *name == exp.name && *t == text) {
                         let seeds: Vec<u64> =
@@ -202,5 +211,13 @@ mod tests {
         assert!(dup.unwrap_err().to_string().contains("seed 1"));
         assert!(join(vec![result("c1", &[0], false), result("c1", &[1], true)]).is_err());
         assert!(join(Vec::new()).is_err());
+    }
+
+    #[test]
+    fn slices_scored_against_different_optima_are_refused() {
+        let mut other = result("c2", &[2], false);
+        other.experiments[0].optimum = Some(21.5);
+        let err = join(vec![result("c1", &[0, 1], false), other]).unwrap_err().to_string();
+        assert!(err.contains("different optima"), "{err}");
     }
 }
