@@ -9,11 +9,12 @@ Prints (1) a Markdown table of the final cumulative regret (or reward, Complicat
 variants as the suite reports them) per problem and method, mean ± s.e. (runs); (2) the paper's claims checked on
 the means (Huang et al., AAAI 2024, Fig. 1 and 2): on the synthetic problems both KDE methods better than
 stableopt, gp-ucb and drbo-mmd; drbo-kde at least as good as sbo-kde on Complicated Hartmann; on newsvendor only
-the two KDE methods better than gp-ucb; on the portfolio variants the two KDE methods best, sbo-kde the better of
-them (and the order of all five by mean). A comparison whose methods are not all in the file says so instead of
+the two KDE methods better than gp-ucb; on the portfolio variants the two KDE methods best (and the order of all
+five by mean, which shows whether sbo-kde is the better of the two). A comparison whose methods are not all in the file says so instead of
 guessing. (3) the median wall seconds per run (the result files' `wall_s`); (4) every run's final value by seed;
 with `--tail N`, also each run's mean per-step regret over its last N evaluations (where a run ended up: on the
-portfolio problems, which local maximum of F).
+portfolio problems, which local maximum of F) and each problem's lowest single-step regret over all runs (below
+zero: some decision beats F*).
 """
 
 import argparse
@@ -39,6 +40,23 @@ def fmt(m, se, n):
     if math.isnan(se):
         return f"{m:.4g} (1)"
     return f"{m:.4g} ± {se:.2g} ({n})"
+
+
+def not_run(methods, present):
+    """' (not run: …)' for the methods missing from `present`, or ''."""
+    missing = [m for m in methods if m not in present]
+    return f" (not run: {', '.join(missing)})" if missing else ""
+
+
+def print_per_run(stats, value, regret_only=False):
+    """One line per problem and method: `seed: value(run)` for each run `value` gives a number for."""
+    for name, (_, higher, by_name) in stats.items():
+        if regret_only and higher:
+            continue
+        for m in METHODS:
+            if m in by_name:
+                runs = ", ".join(f"{r['seed']}: {v:.4g}" for r in by_name[m]["runs"] if (v := value(r)) is not None)
+                print(f"  {name} {m}: {runs}")
 
 
 def better(a, b, higher):
@@ -73,7 +91,6 @@ def main():
         present = [m for m in METHODS if row[m][2] > 0]
         if name in SYNTHETIC:
             others = ["stableopt", "gp-ucb", "drbo-mmd"]
-            missing = [m for m in KDE + others if m not in present]
             verdicts = []
             for k in KDE:
                 if k not in present:
@@ -82,8 +99,7 @@ def main():
                 lost = [o for o in others if o in present and o not in beaten]
                 verdicts.append(f"{k} better than {', '.join(beaten) or 'none'}"
                                 + (f", not than {', '.join(lost)}" if lost else ""))
-            note = f" (not run: {', '.join(missing)})" if missing else ""
-            print(f"  {name}: {'; '.join(verdicts)}{note}")
+            print(f"  {name}: {'; '.join(verdicts)}{not_run(KDE + others, present)}")
             if name == "complicated_hartmann" and all(k in present for k in KDE):
                 ok = not better(row["sbo-kde"][0], row["drbo-kde"][0], higher)
                 print(f"  {name}: drbo-kde ≥ sbo-kde: {'holds' if ok else 'does not hold'}")
@@ -91,13 +107,11 @@ def main():
             order = sorted(present, key=lambda m: row[m][0], reverse=higher)
             top = sorted(order[:2]) == sorted(KDE)
             print(f"  {name}: order by mean {' < '.join(order)}; the two KDE methods best: "
-                  f"{'holds' if top else 'does not hold'}"
-                  + (f" (not run: {', '.join(m for m in METHODS if m not in present)})" if len(present) < 5 else ""))
+                  f"{'holds' if top else 'does not hold'}{not_run(METHODS, present)}")
         elif name == "newsvendor" and "gp-ucb" in present:
             beat = [m for m in present if m != "gp-ucb" and better(row[m][0], row["gp-ucb"][0], higher)]
-            missing = [m for m in METHODS if m not in present]
             ok = sorted(beat) == sorted(KDE)
-            note = f" (not run: {', '.join(missing)})" if missing else ""
+            note = not_run(METHODS, present)
             print(f"  {name}: better than gp-ucb: {', '.join(beat) or 'none'} — "
                   f"'only the two KDE methods' {'holds' if ok else 'does not hold'}{note}")
 
@@ -111,24 +125,17 @@ def main():
         print(f"| {name} | " + " | ".join(cells) + " |")
 
     print("\nFinal value per run (seed: value):")
-    for name, (_, _, by_name) in stats.items():
-        for m in METHODS:
-            if m in by_name:
-                runs = ", ".join(f"{r['seed']}: {r['y'][-1]:.4g}" for r in by_name[m]["runs"] if r["y"])
-                print(f"  {name} {m}: {runs}")
+    print_per_run(stats, lambda r: r["y"][-1] if r["y"] else None)
 
     if args.tail:
-        print(f"\nMean step regret over each run's last {args.tail} evaluations (seed: value):")
+        n = args.tail
+        print(f"\nMean step regret over each run's last {n} evaluations (seed: value):")
+        print_per_run(stats, lambda r: (r["y"][-1] - r["y"][-1 - n]) / n if len(r["y"]) > n else None, True)
+        print("\nLowest single-step regret over all runs:")
         for name, (_, higher, by_name) in stats.items():
-            if higher:
-                continue
-            for m in METHODS:
-                if m in by_name:
-                    runs = ", ".join(
-                        f"{r['seed']}: {(r['y'][-1] - r['y'][-1 - args.tail]) / args.tail:.4g}"
-                        for r in by_name[m]["runs"] if len(r["y"]) > args.tail)
-                    print(f"  {name} {m}: {runs}")
-
+            if not higher:
+                steps = [b - a for m in by_name.values() for r in m["runs"] for a, b in zip([0.0] + r["y"], r["y"])]
+                print(f"  {name}: {min(steps):.4g}")
 
 if __name__ == "__main__":
     main()

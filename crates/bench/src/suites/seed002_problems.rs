@@ -230,8 +230,8 @@ fn portfolio(x: &[f64], c: &[f64]) -> f64 {
 }
 
 /// F* of portfolio with uniform contexts: max over x of F by multi-start maximisation (the code's 20.0 is a
-/// placeholder, seed-experiments §002.3): the best 25 of 1024 Sobol decisions under a 12-node rule, then
-/// Nelder–Mead (100 steps) from each under the 32-node rule (`compute_portfolio_optima`, ignored test). Checked
+/// placeholder, seed-experiments §002.3), computed by `compute_portfolio_optima` (ignored test) when it started
+/// Nelder–Mead from the best 3 of 1024 Sobol decisions (it now starts from the best 25; not rerun since). Checked
 /// independently by `crates/bench/seed002_portfolio_optima.py` (numpy/scipy: an 11³ grid, L-BFGS-B from the best
 /// 25, and a 401-point scan of the edge x₁ = 0, x₂ = 1 that holds every maximum). Reached at
 /// [`PORTFOLIO_UNIFORM_ARGMAX`]; F has a second local maximum 19.0973 at x₃ ≈ 0.107.
@@ -558,8 +558,8 @@ mod tests {
             for x in xs.chunks_exact(3) {
                 assert!(p.expectation(x, &rule) <= f_star + 1e-9, "{name}: {x:?} beats F*");
             }
-            // Every maximum lies on the edge x₁ = 0, x₂ = 1 (seed002_portfolio_optima.py); a scan of it is what
-            // the three-start search behind the first normal-context constant would have failed.
+            // Every maximum lies on the edge x₁ = 0, x₂ = 1 (seed002_portfolio_optima.py). The first
+            // normal-context constant, from a three-start search, was below F at x₃ ≈ 0.08 on this edge.
             for i in 0..=100 {
                 let x = [0.0, 1.0, i as f64 / 100.0];
                 assert!(p.expectation(&x, &rule) <= f_star + 1e-9, "{name}: {x:?} beats F*");
