@@ -84,6 +84,13 @@ pub struct Run {
     /// Suggest latency.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suggest_ms: Option<Latency>,
+    /// Final score of the point the method recommends, where it differs from the curve's last value (suite
+    /// robust, noisy variants: the true regret of the recommended point).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recommended: Option<f64>,
+    /// Smallest distance between two points of one batch, in the unit cube (batched runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_batch_distance: Option<f64>,
 }
 
 /// Median and 95th percentile.

@@ -43,9 +43,16 @@ pub struct Args {
     /// (`--only =ackley` without `ackley_2+4`).
     #[arg(long)]
     pub only: Option<String>,
-    /// Only these methods (comma-separated names; suites seed000 and seed002).
+    /// Only these methods (comma-separated names; suites seed000, seed002 and robust; `robust-table`: the first is
+    /// the one compared with the others).
     #[arg(long)]
     pub methods: Option<String>,
+    /// Suite robust: the noise variants to run (comma-separated: noiseless, noise1, noise10).
+    #[arg(long)]
+    pub variants: Option<String>,
+    /// Suite robust: suggestions per call (a batch of `count` Q, observed together).
+    #[arg(long, default_value_t = 1)]
+    pub batch: usize,
 }
 
 impl Args {
@@ -84,6 +91,17 @@ fn main() -> anyhow::Result<()> {
             println!("{name:10} {about}");
         }
         return Ok(());
+    }
+    match args.suite.as_str() {
+        "robust-eval" => return suites::robust::serve_eval(),
+        "robust-table" => {
+            return suites::robust::table(&args.inputs, args.methods.as_deref().and_then(|m| m.split(',').next()));
+        }
+        "robust-spec" => {
+            std::fs::create_dir_all(&args.out)?;
+            return suites::robust::write_spec(&args);
+        }
+        _ => {}
     }
     std::fs::create_dir_all(&args.out)?;
     let result = if args.suite == "merge" {

@@ -156,6 +156,7 @@ mod tests {
                 evaluations: Some(2),
                 wall_s: None,
                 suggest_ms: None,
+                ..Default::default()
             })
             .collect();
         let mut exp = Experiment {

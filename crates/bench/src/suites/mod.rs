@@ -3,6 +3,7 @@
 mod http;
 mod latency;
 mod plain;
+pub mod robust;
 mod seed000;
 mod seed001;
 mod seed002;
@@ -25,6 +26,10 @@ pub const SUITES: &[(&str, &str)] = &[
     ("latency", "engine suggest time (gp-ei with refit) against observations and dimension"),
     ("seed000", "control sets with unknown random costs (bocvs vs UCB-PSQ, TS-PSQ, ETC-50): regret against cost"),
     ("seed003", "TRUVAR (NIPS 2016): synthetic BO, LSE with noise levels, SVM grid, lake-like LSE with movement cost"),
+    (
+        "robust",
+        "default and plain algorithms on 26 shifted, rotated problems (noiseless/noisy); robust-spec, robust-eval, robust-table",
+    ),
     ("seed002", "unknown context distribution (SBO-KDE, DRBO-KDE vs StableOpt, GP-UCB, DRBO-MMD): cumulative regret"),
 ];
 
@@ -39,6 +44,7 @@ pub fn find(name: &str) -> Option<SuiteFn> {
         "seed004" => Some(seed004::run),
         "seed003" => Some(seed003::run),
         "seed002" => Some(seed002::run),
+        "robust" => Some(robust::run),
         _ => None,
     }
 }

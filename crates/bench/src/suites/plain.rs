@@ -101,5 +101,6 @@ fn one_run(f: &TestFunction, method: &str, seed: u64, budget: usize) -> anyhow::
         evaluations: Some(steps.len()),
         wall_s: Some(started.elapsed().as_secs_f64()),
         suggest_ms: Some(Latency::of(&ms)),
+        ..Default::default()
     })
 }

@@ -351,8 +351,17 @@ fn one_run(
             evaluations: Some(n),
             wall_s: Some(wall),
             suggest_ms: Some(Latency::of(&ms)),
+            ..Default::default()
         },
-        evaluations: Run { seed, x, y: evals, evaluations: Some(n), wall_s: Some(wall), suggest_ms: None },
+        evaluations: Run {
+            seed,
+            x,
+            y: evals,
+            evaluations: Some(n),
+            wall_s: Some(wall),
+            suggest_ms: None,
+            ..Default::default()
+        },
         trace,
     })
 }

@@ -200,6 +200,7 @@ fn one_run(
         evaluations: Some(xs.len()),
         wall_s: Some(wall),
         suggest_ms: Some(Latency::of(&ms)),
+        ..Default::default()
     };
     Ok(Curves { simple: run(simple), instant: run(instant) })
 }

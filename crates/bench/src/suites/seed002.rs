@@ -211,6 +211,7 @@ fn one_run(p: &Problem, method: &str, seed: u64, budget: usize) -> anyhow::Resul
         evaluations: Some(steps.len()),
         wall_s: Some(wall_s),
         suggest_ms: Some(Latency::of(&ms)),
+        ..Default::default()
     };
     Ok((run, values))
 }
@@ -250,6 +251,7 @@ fn timing(args: &Args) -> anyhow::Result<Vec<Experiment>> {
             evaluations: Some(steps.len()),
             wall_s: Some(wall_s),
             suggest_ms: Some(Latency::of(&ms)),
+            ..Default::default()
         };
         let cpu = Run { seed: *seed, x: vec![steps.len() as f64], y: vec![cpu_s], ..Default::default() };
         anyhow::Ok((run, cpu))

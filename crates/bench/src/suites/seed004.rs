@@ -504,6 +504,7 @@ fn one_run(p: &Problem, method: &str, seed: u64) -> anyhow::Result<(Run, Run, Tr
         evaluations: Some(steps.len()),
         wall_s: Some(wall),
         suggest_ms: Some(Latency::of(&ms)),
+        ..Default::default()
     };
     if std::env::var("SEED004_DEBUG").is_ok_and(|v| v == format!("{method}:{seed}")) {
         for (i, s) in steps.iter().enumerate() {

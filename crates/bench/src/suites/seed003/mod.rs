@@ -214,6 +214,7 @@ fn bo_functions(args: &Args, name: &str, entries: &[Entry]) -> anyhow::Result<(E
             evaluations: Some(steps.len()),
             wall_s: Some(started.elapsed().as_secs_f64()),
             suggest_ms: Some(latency(&steps)),
+            ..Default::default()
         })
     });
     let exp = Experiment {
@@ -318,6 +319,7 @@ impl LseSetting<'_> {
             evaluations: Some(steps.len()),
             wall_s: Some(started.elapsed().as_secs_f64()),
             suggest_ms: Some(latency(&steps)),
+            ..Default::default()
         };
         Ok((run, per_level))
     }
@@ -560,6 +562,7 @@ fn svm_grid(args: &Args) -> anyhow::Result<(Experiment, Band, Vec<f64>)> {
             evaluations: Some(steps.len()),
             wall_s: Some(started.elapsed().as_secs_f64()),
             suggest_ms: Some(latency(&steps)),
+            ..Default::default()
         })
     });
     let exp = Experiment {

@@ -1,0 +1,249 @@
+//! `bench robust-table FILES…`: bayesd against every peer, per problem and variant.
+//!
+//! A run's score is its final regret: the recommended point's where the run has one (noisy variants), else the
+//! last value of its curve. Scores below 10⁻⁶ of the instance's range count as 0 (both solved). For each problem the
+//! table gives every method's median score and a paired one-sided Wilcoxon signed-rank test over the seeds both
+//! ran (exact distribution, ties by mid-ranks, zero differences dropped): bayesd *wins* when it is lower at
+//! p < 0.05, *loses* when it is higher at p < 0.05, else *ties*. Two one-sided tests at 5 % rather than one
+//! two-sided test, so that five seeds (Ax's) can still reach a verdict (the smallest exact one-sided p with five
+//! pairs is 1/32).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::catalogue;
+use crate::format::{Run, SuiteResult};
+use crate::stats;
+
+/// Peers that fit a Gaussian process (the "best GP peer" column takes the lowest median among them).
+const GP_PEERS: &[&str] = &["optuna-gp", "botorch", "ax"];
+
+/// Significance level of each one-sided test.
+const ALPHA: f64 = 0.05;
+
+/// Verdict of bayesd against a peer on one problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Win,
+    Tie,
+    Loss,
+}
+
+impl Verdict {
+    fn letter(self) -> &'static str {
+        match self {
+            Verdict::Win => "W",
+            Verdict::Tie => "T",
+            Verdict::Loss => "L",
+        }
+    }
+}
+
+/// Scores by experiment, method and seed, merged over the input files (a later file's run of the same seed wins).
+type Scores = BTreeMap<String, BTreeMap<String, BTreeMap<u64, f64>>>;
+
+fn load(inputs: &[PathBuf]) -> anyhow::Result<Scores> {
+    let mut scores: Scores = BTreeMap::new();
+    for path in inputs {
+        let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let result: SuiteResult =
+            serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        anyhow::ensure!(result.suite == "robust", "{}: suite {} is not robust", path.display(), result.suite);
+        for e in result.experiments {
+            let floor = |seed: u64| regret_floor(&e.name, seed);
+            for m in e.methods {
+                let by_seed = scores.entry(e.name.clone()).or_default().entry(m.name).or_default();
+                for r in m.runs {
+                    let s = final_score(&r);
+                    by_seed.insert(r.seed, if s < floor(r.seed) { 0.0 } else { s });
+                }
+            }
+        }
+    }
+    Ok(scores)
+}
+
+/// A run's final regret: the recommended point's, else the curve's last value.
+fn final_score(r: &Run) -> f64 {
+    r.recommended.or_else(|| r.y.last().copied()).unwrap_or(f64::NAN)
+}
+
+/// 10⁻⁶ of the range of the instance behind experiment `name` (`problem/variant…`).
+fn regret_floor(name: &str, seed: u64) -> f64 {
+    let problem = name.split('/').next().unwrap_or_default();
+    catalogue().iter().find(|p| p.name == problem).map_or(0.0, |p| 1e-6 * p.instance(seed).range)
+}
+
+/// Exact one-sided p-values `(P(W⁺ ≤ w), P(W⁺ ≥ w))` of the Wilcoxon signed-rank statistic of `diffs` (zeros
+/// dropped, mid-ranks for ties); `None` without a nonzero difference.
+pub fn wilcoxon(diffs: &[f64]) -> Option<(f64, f64)> {
+    let mut nz: Vec<f64> = diffs.iter().copied().filter(|d| *d != 0.0 && d.is_finite()).collect();
+    if nz.is_empty() {
+        return None;
+    }
+    nz.sort_by(|a, b| a.abs().total_cmp(&b.abs()));
+    // Doubled mid-ranks are integers.
+    let n = nz.len();
+    let mut ranks2 = vec![0usize; n];
+    let mut i = 0;
+    while i < n {
+        let mut j = i;
+        while j + 1 < n && nz[j + 1].abs() == nz[i].abs() {
+            j += 1;
+        }
+        for r in &mut ranks2[i..=j] {
+            *r = i + j + 2;
+        }
+        i = j + 1;
+    }
+    let w: usize = nz.iter().zip(&ranks2).filter(|(d, _)| **d > 0.0).map(|(_, r)| r).sum();
+    // Null distribution of the (doubled) statistic: each rank's sign is a fair coin.
+    let total: usize = ranks2.iter().sum();
+    let mut counts = vec![0f64; total + 1];
+    counts[0] = 1.0;
+    for &r in &ranks2 {
+        for s in (r..=total).rev() {
+            counts[s] += counts[s - r];
+        }
+    }
+    let all = 2f64.powi(n as i32);
+    let le: f64 = counts[..=w].iter().sum::<f64>() / all;
+    let ge: f64 = counts[w..].iter().sum::<f64>() / all;
+    Some((le, ge))
+}
+
+/// Verdict of `ours` against `theirs` over their common seeds.
+fn verdict(ours: &BTreeMap<u64, f64>, theirs: &BTreeMap<u64, f64>) -> (Verdict, usize) {
+    let diffs: Vec<f64> = ours.iter().filter_map(|(s, a)| theirs.get(s).map(|b| a - b)).collect();
+    let n = diffs.len();
+    match wilcoxon(&diffs) {
+        Some((lower, _)) if lower < ALPHA => (Verdict::Win, n),
+        Some((_, higher)) if higher < ALPHA => (Verdict::Loss, n),
+        _ => (Verdict::Tie, n),
+    }
+}
+
+fn median(v: &BTreeMap<u64, f64>) -> f64 {
+    stats::quantile(&v.values().copied().collect::<Vec<_>>(), 0.5)
+}
+
+/// Prints the table of `args.inputs` (markdown) with `proposed` (first of `--methods`, default `bayesd`) against
+/// every other method.
+pub fn table(inputs: &[PathBuf], proposed: Option<&str>) -> anyhow::Result<()> {
+    let scores = load(inputs)?;
+    let proposed = proposed.unwrap_or("bayesd");
+    // Group experiments by their variant suffix (everything after the problem name).
+    let mut by_variant: BTreeMap<String, Vec<(&String, &BTreeMap<String, BTreeMap<u64, f64>>)>> = BTreeMap::new();
+    for (name, methods) in &scores {
+        let variant = name.split_once('/').map_or("", |(_, v)| v).to_string();
+        by_variant.entry(variant).or_default().push((name, methods));
+    }
+    let order: Vec<&str> = catalogue().iter().map(|p| p.name).collect();
+    for (variant, mut exps) in by_variant {
+        exps.sort_by_key(|(name, _)| {
+            order.iter().position(|p| name.split('/').next() == Some(*p)).unwrap_or(usize::MAX)
+        });
+        let peers: Vec<String> = {
+            let mut all: Vec<String> =
+                exps.iter().flat_map(|(_, m)| m.keys().cloned()).filter(|m| m != proposed).collect();
+            all.sort();
+            all.dedup();
+            all
+        };
+        println!("\n### {variant}: median final regret (runs), and {proposed} against each peer (W/T/L)\n");
+        let mut header = format!("| problem | {proposed} |");
+        for p in &peers {
+            header.push_str(&format!(" {p} |"));
+        }
+        for p in &peers {
+            header.push_str(&format!(" vs {p} |"));
+        }
+        header.push_str(" vs best GP peer |");
+        println!("{header}");
+        println!("|{}", "---|".repeat(3 + 2 * peers.len()));
+        let mut tally: BTreeMap<String, [usize; 3]> = BTreeMap::new();
+        for (name, methods) in &exps {
+            let Some(ours) = methods.get(proposed) else { continue };
+            let problem = name.split('/').next().unwrap_or_default();
+            let mut row = format!("| {problem} | {} ({}) |", fmt(median(ours)), ours.len());
+            for p in &peers {
+                row.push_str(&match methods.get(p) {
+                    Some(t) => format!(" {} ({}) |", fmt(median(t)), t.len()),
+                    None => " – |".into(),
+                });
+            }
+            for p in &peers {
+                row.push_str(&match methods.get(p) {
+                    Some(t) => {
+                        let (v, _) = verdict(ours, t);
+                        tally.entry(p.clone()).or_default()[v as usize] += 1;
+                        format!(" {} |", v.letter())
+                    }
+                    None => " – |".into(),
+                });
+            }
+            let best_gp = GP_PEERS
+                .iter()
+                .filter_map(|g| methods.get(*g).map(|t| (*g, t)))
+                .min_by(|a, b| median(a.1).total_cmp(&median(b.1)));
+            row.push_str(&match best_gp {
+                Some((g, t)) => {
+                    let (v, _) = verdict(ours, t);
+                    tally.entry("best GP peer".into()).or_default()[v as usize] += 1;
+                    format!(" {} ({g}) |", v.letter())
+                }
+                None => " – |".into(),
+            });
+            println!("{row}");
+        }
+        println!();
+        for (peer, [w, t, l]) in &tally {
+            let n = w + t + l;
+            println!(
+                "- {variant}, {proposed} vs {peer}: {w} wins, {t} ties, {l} losses of {n} ({:.0}% no worse)",
+                100.0 * (w + t) as f64 / n.max(1) as f64
+            );
+        }
+    }
+    Ok(())
+}
+
+fn fmt(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if v.is_nan() {
+        "nan".into()
+    } else {
+        format!("{v:.3e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Exact p-values printed by `tools/bench/robust_reference.py` (scipy.stats.wilcoxon with its exact permutation
+    /// method): for
+    /// d = [-1, -2, -3, -4, -5] "less" gives 0.03125; for d = [1, -2, 3, 4, 5, 6, 7, -8, 9, 10] "greater" gives
+    /// 0.0419921875; with tied magnitudes, d = [1, -1, 2, 2, 3, -3, 4] "greater" gives 0.15625.
+    #[test]
+    fn wilcoxon_exact_matches_scipy() {
+        let (le, ge) = wilcoxon(&[-1.0, -2.0, -3.0, -4.0, -5.0]).unwrap();
+        assert!((le - 1.0 / 32.0).abs() < 1e-15 && (ge - 1.0).abs() < 1e-15);
+        let (_, ge) = wilcoxon(&[1.0, -2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -8.0, 9.0, 10.0]).unwrap();
+        assert!((ge - 0.041_992_187_5).abs() < 1e-15, "{ge}");
+        let (_, ge) = wilcoxon(&[1.0, -1.0, 2.0, 2.0, 3.0, -3.0, 4.0]).unwrap();
+        assert!((ge - 0.15625).abs() < 1e-12, "{ge}");
+        assert!(wilcoxon(&[0.0, 0.0]).is_none());
+    }
+
+    #[test]
+    fn verdicts_need_a_consistent_difference() {
+        let a: BTreeMap<u64, f64> = (0..10).map(|s| (s, 1.0)).collect();
+        let better: BTreeMap<u64, f64> = (0..10).map(|s| (s, 2.0 + s as f64)).collect();
+        let mixed: BTreeMap<u64, f64> = (0..10).map(|s| (s, if s % 2 == 0 { 0.5 } else { 1.5 })).collect();
+        assert_eq!(verdict(&a, &better).0, Verdict::Win);
+        assert_eq!(verdict(&better, &a).0, Verdict::Loss);
+        assert_eq!(verdict(&a, &mixed).0, Verdict::Tie);
+    }
+}
