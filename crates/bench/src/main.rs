@@ -53,6 +53,10 @@ pub struct Args {
     /// Suite robust: suggestions per call (a batch of `count` Q, observed together).
     #[arg(long, default_value_t = 1)]
     pub batch: usize,
+    /// Suite robust: the name the default method's results carry instead of `bayesd` (to compare two builds in
+    /// one table).
+    #[arg(long)]
+    pub label: Option<String>,
 }
 
 impl Args {

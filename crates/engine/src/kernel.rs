@@ -81,6 +81,20 @@ impl Kernel {
         self.components.iter().map(Component::n_params).sum()
     }
 
+    /// The lengthscale of each input dimension: the smallest among the components acting on it (∞ where none
+    /// does; for a periodic component, its lengthscale of the sine).
+    pub fn lengthscales(&self, theta: &[f64]) -> Vec<f64> {
+        let mut out = vec![f64::INFINITY; self.d];
+        let mut off = 0;
+        for c in &self.components {
+            for (q, &j) in c.dims.iter().enumerate() {
+                out[j] = out[j].min(theta[off + q].exp());
+            }
+            off += c.n_params();
+        }
+        out
+    }
+
     /// `k(a, a)` (the prior variance; the same everywhere): the sum of output scales.
     pub fn prior_variance(&self, theta: &[f64]) -> f64 {
         let mut off = 0;

@@ -172,7 +172,7 @@ pub(crate) fn maximize_excluding(
     options: &CandidateOptions,
     seed: u64,
 ) -> Optimum {
-    let acq = Excluding { inner: acq, excluded: taken };
+    let acq = Excluding { inner: acq, excluded: taken, radius: &[] };
     if let Some(points) = finite_domain(&ctx.problem.space) {
         return maximize_over(&acq, &points);
     }

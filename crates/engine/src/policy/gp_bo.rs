@@ -2,11 +2,19 @@
 //!
 //! A scrambled-Sobol initial design of `initial_design` points (default `clamp(2·d + 1, 5, 20)`, d the number of
 //! decision parameters), then the standard GP ([`super::model`]) and the acquisition maximised by
-//! [`crate::optim::maximize`] with the five best observations as extra starts. Pending points (suggested, not yet
-//! observed) and failed runs enter as kriging-believer fantasies (their posterior mean is observed), so parallel
-//! clients get distinct points and a failed point is not proposed again; a batch (`count > 1`) is built the same
-//! way, one point after the other. Studies with context parameters average the acquisition over the observed
-//! contexts (or use the context given with the request).
+//! [`crate::optim::maximize`] with the five best observations as extra starts. Studies with context parameters
+//! average the acquisition over the observed contexts (or use the context given with the request).
+//!
+//! **Open points.** Pending points (suggested, not yet observed) and failed runs enter as kriging-believer
+//! fantasies (Ginsbourger, Le Riche & Carraro 2010): their posterior mean is observed, and the incumbent of EI/PI
+//! becomes the larger of itself and the fantasised values, so the believed value at an open point is no
+//! improvement. A batch (`count > 1`) is built the same way, one point after the other. Believing alone still lets
+//! UCB or a flat EI surface propose a point right next to an open one, so every new point also keeps out of a
+//! ball around each open point (pending, or earlier in the batch): in the lengthscale-scaled metric
+//! `‖(x − p) ⊘ ℓ̃‖ ≥ ρ` with `ρ =` [`SEPARATION`] and `ℓ̃_j = min(ℓ_j,` [`SEPARATION_LENGTHSCALE_CAP`]`)` the fitted
+//! ARD lengthscales, so in the unit cube open points are at least `ρ · min(ℓ_min, cap)` apart. Where that leaves
+//! no admissible point (a large batch in a small or discrete space), ρ is halved until one exists, down to exact
+//! duplicates only.
 
 use std::time::Instant;
 
@@ -21,7 +29,7 @@ use crate::acquisition::{
 };
 use crate::error::{FieldError, Result};
 use crate::gp::Gp;
-use crate::optim::{OptimConfig, maximize, maximize_over};
+use crate::optim::{OptimConfig, Optimum, maximize, maximize_over};
 use crate::sampling::{Sobol, derive_seed};
 
 /// Which acquisition a [`GpBo`] maximises.
@@ -153,18 +161,21 @@ impl GpBo {
         let FittedModel { mut gp, refit, millis: fit_ms } = fitted;
         let problem = ctx.problem;
         let d = problem.space.dim();
-        let incumbent = gp.posterior_batch(&ctx.data.x).0.into_iter().fold(f64::NEG_INFINITY, f64::max);
+        let mut incumbent = gp.posterior_batch(&ctx.data.x).0.into_iter().fold(f64::NEG_INFINITY, f64::max);
         for p in ctx.pending.chunks_exact(d).chain(ctx.data.failed_x.chunks_exact(d)) {
             let (m, _) = gp.posterior(p);
             let _ = gp.condition(p, m, None);
+            incumbent = incumbent.max(m);
         }
         let ddims = problem.space.dims_of_params(&problem.decision);
+        let lengthscales = gp.kernel().lengthscales(&gp.hyperparameters().theta);
+        let scales: Vec<f64> = ddims.iter().map(|&j| lengthscales[j].min(SEPARATION_LENGTHSCALE_CAP)).collect();
         let cdims = problem.space.dims_of_params(&problem.contexts);
         let context_samples = self.context_samples(ctx, &cdims);
         let dspace = problem.decision_space();
         let starts: Vec<Vec<f64>> =
             top_rows(ctx, 5).into_iter().map(|r| ddims.iter().map(|&j| r[j]).collect()).collect();
-        // Pending points and this batch's picks (decision coordinates) may not be proposed again.
+        // Pending points and this batch's picks (decision coordinates): the centres of the balls kept out.
         let mut taken: Vec<f64> = ctx.pending.chunks_exact(d).flat_map(|p| ddims.iter().map(|&j| p[j])).collect();
         let hypers = gp.hyperparameters().describe(gp.kernel());
         // With a `candidates` block the acquisition is maximised over that finite set.
@@ -184,20 +195,17 @@ impl GpBo {
                     .as_ref()
                     .map_or(crate::measurement::DEFAULT_REPRESENTER_POINTS, |c| c.len());
                 let acq = self.acquisition_for(&gp, incumbent, seed, domain_size)?;
-                if cdims.is_empty() {
-                    let acq = Excluding { inner: acq.as_ref(), excluded: &taken };
-                    match &finite {
-                        Some(rows) => maximize_over(&acq, rows),
-                        None => maximize(&acq, &dspace, &self.optim_config(), seed, &starts),
-                    }
+                let expected;
+                let inner: &dyn Acquisition = if cdims.is_empty() {
+                    acq.as_ref()
                 } else {
-                    let expected = Expected::new(acq, ddims.clone(), cdims.clone(), context_samples.clone());
-                    let acq = Excluding { inner: &expected, excluded: &taken };
-                    match &finite {
-                        Some(rows) => maximize_over(&acq, rows),
-                        None => maximize(&acq, &dspace, &self.optim_config(), seed, &starts),
-                    }
-                }
+                    expected = Expected::new(acq, ddims.clone(), cdims.clone(), context_samples.clone());
+                    &expected
+                };
+                separated_maximum(inner, &taken, &scales, |acq| match &finite {
+                    Some(rows) => maximize_over(acq, rows),
+                    None => maximize(acq, &dspace, &self.optim_config(), seed, &starts),
+                })
             };
             taken.extend_from_slice(&opt.x);
             let x = problem.lift(&opt.x);
@@ -219,6 +227,7 @@ impl GpBo {
             });
             if k + 1 < count {
                 let _ = gp.condition(&x, mu, None);
+                incumbent = incumbent.max(mu);
             }
         }
         Ok(out)
@@ -278,17 +287,53 @@ impl GpBo {
     }
 }
 
-/// `inner` with a few points (decision coordinates, row-major) excluded: −∞ there, so the optimiser never returns
-/// a pending point or one already in the batch. The kriging-believer fantasy alone does not ensure that in small
-/// discrete spaces, where a Thompson draw or an EI surface can keep its maximum at the fantasised point.
+/// Minimum distance between open points in lengthscale units (ρ; see the module docs).
+pub const SEPARATION: f64 = 0.25;
+
+/// Lengthscales above this (in the unit cube) count as this in the separation metric, so that a nearly flat
+/// dimension cannot push the balls beyond the cube.
+pub const SEPARATION_LENGTHSCALE_CAP: f64 = 0.5;
+
+/// The maximum of `maximise(acq)` outside the balls of radius `ρ·scales` around the `taken` points, halving ρ
+/// while no point is admissible (after eight halvings: exact duplicates only).
+fn separated_maximum(
+    acq: &dyn Acquisition,
+    taken: &[f64],
+    scales: &[f64],
+    maximise: impl Fn(&dyn Acquisition) -> Optimum,
+) -> Optimum {
+    let mut rho = SEPARATION;
+    loop {
+        let radius: Vec<f64> = scales.iter().map(|s| rho * s).collect();
+        let opt = maximise(&Excluding { inner: acq, excluded: taken, radius: &radius });
+        if opt.value > f64::NEG_INFINITY || taken.is_empty() || rho == 0.0 {
+            return opt;
+        }
+        rho = if rho < SEPARATION / 200.0 { 0.0 } else { rho / 2.0 };
+    }
+}
+
+/// `inner` with balls around a few points (decision coordinates, row-major) excluded: −∞ there, so the optimiser
+/// never returns a pending point, one already in the batch, or (with a radius) one next to them. The
+/// kriging-believer fantasy alone does not ensure that: in small discrete spaces a Thompson draw or an EI surface
+/// can keep its maximum at the fantasised point, and UCB's mean term keeps it next to one.
 pub(crate) struct Excluding<'a> {
     pub(crate) inner: &'a dyn Acquisition,
     pub(crate) excluded: &'a [f64],
+    /// Per-dimension radius of the excluded ellipsoids; empty or all zero: exact duplicates only.
+    pub(crate) radius: &'a [f64],
 }
 
 impl Excluding<'_> {
     fn is_excluded(&self, x: &[f64]) -> bool {
-        self.excluded.chunks_exact(x.len().max(1)).any(|p| p.iter().zip(x).all(|(a, b)| (a - b).abs() <= 1e-12))
+        let exact = self.radius.iter().all(|r| *r <= 0.0);
+        self.excluded.chunks_exact(x.len().max(1)).any(|p| {
+            if exact {
+                p.iter().zip(x).all(|(a, b)| (a - b).abs() <= 1e-12)
+            } else {
+                p.iter().zip(x).zip(self.radius).map(|((a, b), r)| ((a - b) / r).powi(2)).sum::<f64>() < 1.0
+            }
+        })
     }
 }
 

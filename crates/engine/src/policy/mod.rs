@@ -25,7 +25,7 @@ pub use candidate_baselines::{BaselineKind, CandidateBaseline};
 pub use candidate_models::CandidateOptions;
 pub use context_bo::{ContextBo, ContextBoOptions, ContextMethod};
 pub use design::{RandomSearch, SobolSearch, initial_design_point};
-pub use gp_bo::{GpAcquisition, GpBo, GpBoOptions};
+pub use gp_bo::{GpAcquisition, GpBo, GpBoOptions, SEPARATION, SEPARATION_LENGTHSCALE_CAP};
 pub use he_gp_ucb::HeGpUcb;
 pub use indirect::{CmesOptions, IndirectPolicy};
 pub use model::{FixedHyperparameters, ModelOptions, fit_model};

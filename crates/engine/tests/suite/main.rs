@@ -9,6 +9,7 @@
 //! - [`control_sets`]: control-set studies (seed 000): validation, `bocvs` behaviour, baselines;
 //! - [`options`]: invalid algorithm options named exactly in every family; `best`/`predict` use the policy's model.
 
+mod batches;
 mod common;
 mod contexts;
 mod control_sets;

@@ -61,7 +61,11 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
                         }
                     })
                     .collect();
-                out.push(Method::new(&method_name(m, q), "proposed", rs));
+                let name = match (&args.label, m.as_str()) {
+                    (Some(label), "default") => label.clone(),
+                    _ => method_name(m, q),
+                };
+                out.push(Method::new(&name, "proposed", rs));
             }
             let exp = Experiment {
                 name: exp_name.clone(),

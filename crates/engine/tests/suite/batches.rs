@@ -1,0 +1,78 @@
+//! Batches and parallel clients (issue 20): open suggestions (a `count: 4` batch, then another batch with the first
+//! one pending) are never closer than the separation the docs state, `SEPARATION · min(ℓ_min, cap)` in the unit
+//! cube with ℓ the fitted lengthscales each suggestion reports, for every plain GP policy on a smooth 2-D problem.
+
+use engine::data::{History, ObservationRecord, PendingRecord};
+use engine::policy::{SEPARATION, SEPARATION_LENGTHSCALE_CAP};
+use engine::study::Suggestion;
+use engine::{PolicyState, Study, StudySpec, SuggestRequest};
+use serde_json::json;
+
+/// A smooth bowl on [0, 10] × [-1, 1] (the unit-cube optimum at (0.3, 0.7)).
+fn smooth(a: &Suggestion) -> f64 {
+    let x = a.assignments["x"].as_f64().unwrap() / 10.0;
+    let y = (a.assignments["y"].as_f64().unwrap() + 1.0) / 2.0;
+    (x - 0.3).powi(2) + 2.0 * (y - 0.7).powi(2) + 0.1 * (3.0 * x).sin()
+}
+
+fn unit(a: &Suggestion) -> [f64; 2] {
+    [a.assignments["x"].as_f64().unwrap() / 10.0, (a.assignments["y"].as_f64().unwrap() + 1.0) / 2.0]
+}
+
+fn min_lengthscale(s: &Suggestion) -> f64 {
+    let h = s.diagnostics.hyperparameters.as_ref().expect("model suggestions report their hyperparameters");
+    h["components"][0]["lengthscales"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+fn open_suggestions_keep_the_stated_separation() {
+    for algorithm in ["gp-ei", "gp-ucb", "gp-mes", "gp-ts"] {
+        for seed in 0..3 {
+            let spec: StudySpec = serde_json::from_value(json!({
+                "parameters": [{"name": "x", "type": "float", "low": 0, "high": 10},
+                               {"name": "y", "type": "float", "low": -1, "high": 1}],
+                "objective": {"goal": "minimize"},
+                "algorithm": {"name": algorithm},
+                "seed": seed,
+            }))
+            .unwrap();
+            let study = Study::new(spec).unwrap();
+            let mut history = History::default();
+            let mut state = PolicyState::default();
+            // Twelve sequential observations, so that the model is fitted and has found the bowl.
+            for _ in 0..12 {
+                let out = study.suggest(&history, &state, &SuggestRequest { count: 1, context: None }).unwrap();
+                state = out.state;
+                let s = &out.suggestions[0];
+                history.observations.push(ObservationRecord {
+                    assignments: s.assignments.clone(),
+                    value: Some(smooth(s)),
+                    ..Default::default()
+                });
+            }
+            let first = study.suggest(&history, &state, &SuggestRequest { count: 4, context: None }).unwrap();
+            for s in &first.suggestions {
+                history.pending.push(PendingRecord { assignments: s.assignments.clone(), ..Default::default() });
+            }
+            let second = study.suggest(&history, &first.state, &SuggestRequest { count: 4, context: None }).unwrap();
+            let open: Vec<&Suggestion> = first.suggestions.iter().chain(&second.suggestions).collect();
+            assert!(open.iter().all(|s| s.diagnostics.phase.as_deref() == Some("model")));
+            let floor = SEPARATION * open.iter().map(|s| min_lengthscale(s)).fold(SEPARATION_LENGTHSCALE_CAP, f64::min);
+            for (i, a) in open.iter().enumerate() {
+                for b in &open[i + 1..] {
+                    let (ua, ub) = (unit(a), unit(b));
+                    let dist = ((ua[0] - ub[0]).powi(2) + (ua[1] - ub[1]).powi(2)).sqrt();
+                    assert!(
+                        dist >= floor * (1.0 - 1e-9),
+                        "{algorithm} seed {seed}: open points {ua:?} and {ub:?} are {dist} apart, below {floor}"
+                    );
+                }
+            }
+        }
+    }
+}
