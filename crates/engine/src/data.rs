@@ -38,6 +38,8 @@ pub struct PendingRecord {
     pub noise_level: Option<String>,
     /// Its indirect query, if any.
     pub query: Option<Assignments>,
+    /// The context it was suggested for (a suggest request that gave one), if any: its fantasy sits there.
+    pub context: Option<Assignments>,
 }
 
 /// One example pair (x, a) of an indirect study (seed 001): a target point `x` drawn from p(x | a) for a query `a`.

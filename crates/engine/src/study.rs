@@ -182,6 +182,10 @@ pub struct Suggestion {
     /// Indirect query.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub query: Option<Assignments>,
+    /// The context the request gave (studies with context parameters), kept with the suggestion so that, while it
+    /// is open, its fantasy sits at that context.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<Assignments>,
     /// Cost the algorithm expects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expected_cost: Option<f64>,
@@ -467,14 +471,33 @@ impl Study {
     }
 
     /// Encoded pending points (partial assignments; missing coordinates at the centre).
-    fn pending(&self, history: &History) -> Vec<f64> {
+    /// Encoded open suggestions. Their context parameters (unknown until the run) sit at the context they were
+    /// suggested for when the request gave one, else at the mean observed context (the centre before any).
+    fn pending(&self, history: &History, data: &Dataset) -> Vec<f64> {
         let space = &self.problem.space;
+        let cdims = space.dims_of_params(&self.problem.contexts);
+        let n = data.n();
+        let mean_context: Vec<f64> = cdims
+            .iter()
+            .map(|&j| if n == 0 { 0.5 } else { (0..n).map(|i| data.row(i)[j]).sum::<f64>() / n as f64 })
+            .collect();
         history
             .pending
             .iter()
             .filter_map(|p| {
-                let which: Vec<usize> = p.assignments.keys().filter_map(|k| space.index_of(k)).collect();
-                space.encode_some(&p.assignments, &which, "pending").ok()
+                let mut values = p.assignments.clone();
+                if let Some(c) = &p.context {
+                    values.extend(c.iter().map(|(k, v)| (k.clone(), v.clone())));
+                }
+                let which: Vec<usize> = values.keys().filter_map(|k| space.index_of(k)).collect();
+                let mut x = space.encode_some(&values, &which, "pending").ok()?;
+                let known: Vec<usize> = space.dims_of_params(&which);
+                for (q, &j) in cdims.iter().enumerate() {
+                    if !known.contains(&j) {
+                        x[j] = mean_context[q];
+                    }
+                }
+                Some(x)
             })
             .flatten()
             .collect()
@@ -482,7 +505,7 @@ impl Study {
 
     fn with_context<T>(&self, history: &History, known: Option<&[f64]>, f: impl FnOnce(&Context<'_>) -> T) -> T {
         let data = self.dataset(history);
-        let pending = self.pending(history);
+        let pending = self.pending(history, &data);
         let seed =
             derive_seed(derive_seed(self.seed(), history.observations.len() as u64), history.pending.len() as u64);
         let ctx = Context {
@@ -510,15 +533,19 @@ impl Study {
         let candidates =
             self.with_context(history, known.as_deref(), |ctx| self.policy.suggest(ctx, &mut state, request.count))?;
         // The previous point of a movement cost: the last open suggestion, else the last run; then each batch pick.
+        let data = self.dataset(history);
         let mut previous =
-            self.pending(history).rchunks_exact(self.problem.space.dim().max(1)).next().map(<[f64]>::to_vec);
+            self.pending(history, &data).rchunks_exact(self.problem.space.dim().max(1)).next().map(<[f64]>::to_vec);
         if previous.is_none() {
-            previous = Some(self.dataset(history).last_x).filter(|x| !x.is_empty());
+            previous = Some(data.last_x).filter(|x| !x.is_empty());
         }
         let mut suggestions = Vec::with_capacity(candidates.len());
+        let context = request.context.clone().filter(|c| !c.is_empty());
         for c in candidates {
             let x = c.x.clone();
-            suggestions.push(self.decode_candidate(c, previous.as_deref())?);
+            let mut s = self.decode_candidate(c, previous.as_deref())?;
+            s.context.clone_from(&context);
+            suggestions.push(s);
             previous = Some(x);
         }
         Ok(SuggestOutcome { suggestions, state })
@@ -562,6 +589,7 @@ impl Study {
             control_set: c.control_set.and_then(|i| self.problem.control_set_name(i)),
             noise_level: level.and_then(|i| m.noise_levels.get(i)).map(|l| l.name.clone()),
             expected_cost: c.expected_cost.or_else(|| m.has_costs().then(|| m.cost(&c.x, level, previous))),
+            context: None,
             query: match (&self.problem.indirect, &c.query) {
                 (Some(ip), Some(q)) => Some(ip.query_space.decode(q)),
                 _ => None,

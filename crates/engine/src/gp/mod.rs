@@ -15,6 +15,7 @@ mod fixed_samples;
 mod pairs;
 mod prior;
 mod sample;
+mod warp;
 
 use std::sync::Arc;
 
@@ -27,6 +28,7 @@ pub use fit::{FitReport, fit, log_marginal_likelihood};
 pub use fixed_samples::FixedSamples;
 pub use prior::Bounds;
 pub use sample::PathwiseSample;
+pub use warp::OutputWarp;
 
 use crate::error::{Error, Result};
 use crate::kernel::{Kernel, Prepared, Scaled};

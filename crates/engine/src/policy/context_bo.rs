@@ -270,14 +270,19 @@ impl Policy for ContextBo {
 
 impl ContextBo {
     fn model_step(&self, ctx: &Context<'_>, fitted: FittedModel, count: usize) -> Result<Vec<Candidate>> {
-        let FittedModel { mut gp, refit, millis: fit_ms } = fitted;
+        let FittedModel { mut gp, refit, millis: fit_ms, .. } = fitted;
         let problem = ctx.problem;
         let d = problem.space.dim();
         let ddims = problem.space.dims_of_params(&problem.decision);
         let (cdims, observed) = observed_contexts(ctx);
         let (ctx_mean, _) = mean_std(&observed, cdims.len());
-        // Pending and failed points: kriging believer at the mean observed context.
-        for p in ctx.pending.chunks_exact(d).chain(ctx.data.failed_x.chunks_exact(d)) {
+        // Kriging believer: pending points at the context they were suggested for (else the mean observed one, as
+        // `Study` encodes them), failed points at the mean observed context.
+        for p in ctx.pending.chunks_exact(d) {
+            let (m, _) = gp.posterior(p);
+            let _ = gp.condition(p, m, None);
+        }
+        for p in ctx.data.failed_x.chunks_exact(d) {
             let mut p = p.to_vec();
             for (q, &j) in cdims.iter().enumerate() {
                 p[j] = ctx_mean[q];

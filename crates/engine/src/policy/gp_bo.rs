@@ -22,7 +22,7 @@ use rand::{SeedableRng, rngs::StdRng};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::{FittedModel, ModelOptions, design_then_model, top_rows};
+use super::model::{FittedModel, ModelOptions, OutputWarping, design_then_model, top_rows};
 use super::{Candidate, Context, Diagnostics, Policy, PolicyState, parse_options};
 use crate::acquisition::{
     Acquisition, Expected, LogEi, MaxValueSampler, Mes, Pi, ThompsonSample, Ucb, sample_max_values,
@@ -100,7 +100,8 @@ pub struct GpBo {
 impl GpBo {
     /// Parses and checks the options.
     pub fn build(acquisition: GpAcquisition, options: Value, encoded_dim: usize) -> Result<Self, Vec<FieldError>> {
-        let options: GpBoOptions = parse_options(options)?;
+        let mut options: GpBoOptions = parse_options(options)?;
+        options.model.output_warping.get_or_insert(OutputWarping::Auto);
         let mut errors = Vec::new();
         if options.beta_theoretical_scale.is_some_and(|a| !(a.is_finite() && a > 0.0)) {
             errors.push(FieldError::new("algorithm.options.beta_theoretical_scale", "must be a finite number > 0"));
@@ -158,7 +159,7 @@ impl Policy for GpBo {
 impl GpBo {
     /// Model-based candidates: fantasise pending and failed points, then maximise the acquisition `count` times.
     fn model_step(&self, ctx: &Context<'_>, fitted: FittedModel, count: usize) -> Result<Vec<Candidate>> {
-        let FittedModel { mut gp, refit, millis: fit_ms } = fitted;
+        let FittedModel { mut gp, refit, millis: fit_ms, warp } = fitted;
         let problem = ctx.problem;
         let d = problem.space.dim();
         let mut incumbent = gp.posterior_batch(&ctx.data.x).0.into_iter().fold(f64::NEG_INFINITY, f64::max);
@@ -212,7 +213,7 @@ impl GpBo {
             let (mu, var) = gp.posterior(&x);
             out.push(Candidate {
                 x: x.clone(),
-                predicted: Some((mu, var.sqrt())),
+                predicted: Some(warp.map_or((mu, var.sqrt()), |w| w.unwarp(mu, var.sqrt()))),
                 diagnostics: Diagnostics {
                     phase: Some("model".into()),
                     acquisition_value: Some(opt.value).filter(|v| v.is_finite()),

@@ -28,7 +28,7 @@ pub use design::{RandomSearch, SobolSearch, initial_design_point};
 pub use gp_bo::{GpAcquisition, GpBo, GpBoOptions, SEPARATION, SEPARATION_LENGTHSCALE_CAP};
 pub use he_gp_ucb::HeGpUcb;
 pub use indirect::{CmesOptions, IndirectPolicy};
-pub use model::{FixedHyperparameters, ModelOptions, fit_model};
+pub use model::{FixedHyperparameters, ModelOptions, OutputWarping, fit_model};
 
 use crate::data::Dataset;
 use crate::error::{FieldError, Result};

@@ -28,11 +28,26 @@ pub struct ModelOptions {
     /// experiments); the model then exists before the first observation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fixed: Option<FixedHyperparameters>,
+    /// Output warping ([`gp::OutputWarp`]): `auto` warps the values when a Yeo–Johnson transform explains them
+    /// significantly better, `none` never does. Absent: the family's default (`auto` for the plain GP policies,
+    /// `none` for the others, whose papers model the raw values).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_warping: Option<OutputWarping>,
+}
+
+/// Whether the standard model warps the observed values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputWarping {
+    /// A Yeo–Johnson warp where the likelihood-ratio test asks for one.
+    Auto,
+    /// The raw values.
+    None,
 }
 
 impl Default for ModelOptions {
     fn default() -> Self {
-        Self { kernel: KernelFamily::Matern52, fit_restarts: 1, refit_every: None, fixed: None }
+        Self { kernel: KernelFamily::Matern52, fit_restarts: 1, refit_every: None, fixed: None, output_warping: None }
     }
 }
 
@@ -176,12 +191,24 @@ pub(crate) fn design_then_model(
 /// A GP ready for use, and how it was obtained.
 #[derive(Debug, Clone)]
 pub struct FittedModel {
-    /// The model.
+    /// The model (of the warped values when `warp` is set).
     pub gp: Gp,
     /// Whether hyperparameters were refitted now.
     pub refit: bool,
     /// Milliseconds spent.
     pub millis: f64,
+    /// The output warp the model's values went through, if any.
+    pub warp: Option<gp::OutputWarp>,
+}
+
+impl FittedModel {
+    /// A posterior `(mean, sd)` of the model in the objective's (maximised) units.
+    pub fn raw(&self, mean: f64, sd: f64) -> (f64, f64) {
+        match &self.warp {
+            Some(w) => w.unwarp(mean, sd),
+            None => (mean, sd),
+        }
+    }
 }
 
 /// Whether the schedule asks for a refit at `n` observations after a fit at `fitted_at`.
@@ -212,18 +239,25 @@ pub fn fit_model(ctx: &Context<'_>, state: &mut ModelState, options: &ModelOptio
     let started = Instant::now();
     if let Some(fixed) = &options.fixed {
         let gp = fixed.gp(&ctx.data.gp_data(), options.kernel)?;
-        return Ok(Some(FittedModel { gp, refit: false, millis: started.elapsed().as_secs_f64() * 1e3 }));
+        return Ok(Some(FittedModel { gp, refit: false, millis: started.elapsed().as_secs_f64() * 1e3, warp: None }));
     }
     if n == 0 {
         return Ok(None);
     }
-    let data = ctx.data.gp_data();
+    let mut data = ctx.data.gp_data();
+    let warp = match options.output_warping {
+        Some(OutputWarping::Auto) => gp::OutputWarp::fit(&data.y),
+        _ => None,
+    };
+    if let Some(w) = &warp {
+        w.warp_data(&mut data);
+    }
     let config = model_config(data.d, options);
     if let Some(h) = state.hypers.clone().filter(|h| h.theta.len() == config.kernel.n_params())
         && !refit_due(n, state.fitted_at, options.refit_every)
         && let Ok(gp) = Gp::new(&data, &config, h)
     {
-        return Ok(Some(FittedModel { gp, refit: false, millis: started.elapsed().as_secs_f64() * 1e3 }));
+        return Ok(Some(FittedModel { gp, refit: false, millis: started.elapsed().as_secs_f64() * 1e3, warp }));
     }
     let mut config = config;
     if n > MULTISTART_MAX_N && state.hypers.is_some() {
@@ -233,7 +267,7 @@ pub fn fit_model(ctx: &Context<'_>, state: &mut ModelState, options: &ModelOptio
     let (gp, _) = gp::fit(&data, &config, state.hypers.as_ref(), ctx.seed)?;
     state.hypers = Some(gp.hyperparameters().clone());
     state.fitted_at = n;
-    Ok(Some(FittedModel { gp, refit: true, millis: started.elapsed().as_secs_f64() * 1e3 }))
+    Ok(Some(FittedModel { gp, refit: true, millis: started.elapsed().as_secs_f64() * 1e3, warp }))
 }
 
 /// The model state stored under `model` in a policy state object.
@@ -252,7 +286,7 @@ pub(crate) fn predict_default(
     ms.fitted_at = ctx.data.n().max(ms.fitted_at);
     let Some(m) = fit_model(ctx, &mut ms, options)? else { return Ok(None) };
     let (mu, var) = m.gp.posterior_batch(xs);
-    Ok(Some(mu.into_iter().zip(var).map(|(m, v)| (m, v.sqrt())).collect()))
+    Ok(Some(mu.into_iter().zip(var).map(|(mean, v)| m.raw(mean, v.sqrt())).collect()))
 }
 
 /// Default `recommend`: the maximiser of the posterior mean over the decision space (contexts at their observed
@@ -291,7 +325,7 @@ pub(crate) fn recommend_by_mean(
         x[j] = opt.x[q];
     }
     let (mu, var) = gp.posterior(&x);
-    Ok(Some(Recommendation { x, params: None, predicted: (mu, var.sqrt()), extra: Default::default() }))
+    Ok(Some(Recommendation { x, params: None, predicted: m.raw(mu, var.sqrt()), extra: Default::default() }))
 }
 
 /// The `k` observed rows with the largest values.

@@ -164,6 +164,33 @@ fn batches_and_pending_points_work() {
     assert!(again.suggestions[0].assignments["x"].as_f64().unwrap().is_finite());
 }
 
+/// A suggestion made for a known context keeps it, and while open it is fantasised there (issue 20): a second
+/// suggestion for the same context then expects less than when the open one carries no context (fantasised at
+/// the mean observed context, far from this one), for the default context policy and for gp-ei.
+#[test]
+fn pending_points_are_fantasised_at_their_own_context() {
+    for (algorithm, options) in [("sbo-kde", fast()), ("gp-ei", json!({}))] {
+        let study = Study::new(spec(algorithm, options)).unwrap();
+        let (history, state) = run(&study, 10, 4);
+        let known: engine::Assignments = [("demand".to_string(), json!(8.5))].into_iter().collect();
+        let request = SuggestRequest { count: 1, context: Some(known.clone()) };
+        let first = study.suggest(&history, &state, &request).unwrap();
+        let s = &first.suggestions[0];
+        assert_eq!(s.context.as_ref(), Some(&known), "{algorithm}: the suggestion keeps its context");
+        let second_value = |context: Option<engine::Assignments>| {
+            let mut h = history.clone();
+            h.pending.push(engine::PendingRecord { assignments: s.assignments.clone(), context, ..Default::default() });
+            let out = study.suggest(&h, &first.state, &request).unwrap();
+            out.suggestions[0].diagnostics.acquisition_value.unwrap()
+        };
+        let (own, unknown) = (second_value(Some(known.clone())), second_value(None));
+        assert!(
+            own < unknown - 1e-9,
+            "{algorithm}: acquisition {own} with the pending at its context, {unknown} without"
+        );
+    }
+}
+
 #[test]
 fn drbo_kde_reports_the_radius_schedule() {
     let study = Study::new(spec("drbo-kde", fast())).unwrap();

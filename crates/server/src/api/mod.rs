@@ -267,6 +267,7 @@ pub(crate) fn pending_record(s: &SuggestionRow) -> PendingRecord {
         control_set: string(s.body.get("control_set")),
         noise_level: string(s.body.get("noise_level")),
         query: s.body.get("query").and_then(Value::as_object).cloned(),
+        context: s.body.get("context").and_then(Value::as_object).cloned(),
     }
 }
 

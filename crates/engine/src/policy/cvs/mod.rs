@@ -403,7 +403,7 @@ pub(crate) fn suggest_with(
 ) -> Result<Vec<Candidate>> {
     let started = Instant::now();
     let fitted = if setting.ctx.data.n() == 0 { None } else { setting.model(model_state).ok().flatten() };
-    let Some(FittedModel { mut gp, refit, millis }) = fitted else {
+    let Some(FittedModel { mut gp, refit, millis, .. }) = fitted else {
         return Ok((0..count)
             .map(|k| {
                 let round = setting.round(k);
