@@ -99,7 +99,8 @@ fn main() -> anyhow::Result<()> {
     match args.suite.as_str() {
         "robust-eval" => return suites::robust::serve_eval(),
         "robust-table" => {
-            return suites::robust::table(&args.inputs, args.methods.as_deref().and_then(|m| m.split(',').next()));
+            let proposed = args.methods.as_deref().and_then(|m| m.split(',').next());
+            return suites::robust::table(&args.inputs, proposed, args.batch);
         }
         "robust-spec" => {
             std::fs::create_dir_all(&args.out)?;

@@ -62,6 +62,7 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
                     })
                     .collect();
                 let name = match (&args.label, m.as_str()) {
+                    (Some(label), "default") if q > 1 => format!("{label}-q{q}"),
                     (Some(label), "default") => label.clone(),
                     _ => method_name(m, q),
                 };

@@ -42,17 +42,34 @@ impl Verdict {
 /// Scores by experiment, method and seed, merged over the input files (a later file's run of the same seed wins).
 type Scores = BTreeMap<String, BTreeMap<String, BTreeMap<u64, f64>>>;
 
-fn load(inputs: &[PathBuf]) -> anyhow::Result<Scores> {
+/// Smallest distance between two points of one batch, by method, over all its batched runs.
+type Distances = BTreeMap<String, Vec<f64>>;
+
+/// Loads the files; with `batch` Q, experiments `p/v/qQ` join `p/v` (their methods are named `…-qQ`), so batched
+/// and sequential runs of a problem sit in one row.
+fn load(inputs: &[PathBuf], batch: usize) -> anyhow::Result<(Scores, Distances)> {
     let mut scores: Scores = BTreeMap::new();
+    let mut distances: Distances = BTreeMap::new();
+    let suffix = format!("/q{batch}");
     for path in inputs {
         let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         let result: SuiteResult =
             serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         anyhow::ensure!(result.suite == "robust", "{}: suite {} is not robust", path.display(), result.suite);
         for e in result.experiments {
-            let floor = |seed: u64| regret_floor(&e.name, seed);
+            let name = match e.name.strip_suffix(&suffix) {
+                Some(base) if batch > 1 => base.to_string(),
+                _ if e.name.matches('/').count() > 1 => continue,
+                _ => e.name.clone(),
+            };
+            let floor = |seed: u64| regret_floor(&name, seed);
             for m in e.methods {
-                let by_seed = scores.entry(e.name.clone()).or_default().entry(m.name).or_default();
+                for r in &m.runs {
+                    if let Some(d) = r.min_batch_distance {
+                        distances.entry(m.name.clone()).or_default().push(d);
+                    }
+                }
+                let by_seed = scores.entry(name.clone()).or_default().entry(m.name).or_default();
                 for r in m.runs {
                     let s = final_score(&r);
                     by_seed.insert(r.seed, if s < floor(r.seed) { 0.0 } else { s });
@@ -60,7 +77,7 @@ fn load(inputs: &[PathBuf]) -> anyhow::Result<Scores> {
             }
         }
     }
-    Ok(scores)
+    Ok((scores, distances))
 }
 
 /// A run's final regret: the recommended point's, else the curve's last value.
@@ -128,9 +145,23 @@ fn median(v: &BTreeMap<u64, f64>) -> f64 {
 }
 
 /// Prints the table of `args.inputs` (markdown) with `proposed` (first of `--methods`, default `bayesd`) against
-/// every other method.
-pub fn table(inputs: &[PathBuf], proposed: Option<&str>) -> anyhow::Result<()> {
-    let scores = load(inputs)?;
+/// every other method; with `batch` Q > 1, the batched experiments next to the sequential ones, and the smallest
+/// distances within batches.
+pub fn table(inputs: &[PathBuf], proposed: Option<&str>, batch: usize) -> anyhow::Result<()> {
+    let (scores, distances) = load(inputs, batch)?;
+    if !distances.is_empty() {
+        println!("\n### Smallest distance between two points of one batch (unit cube), over runs\n");
+        println!("| method | runs | minimum | 5th percentile | median |\n|---|---|---|---|---|");
+        for (m, d) in &distances {
+            println!(
+                "| {m} | {} | {} | {} | {} |",
+                d.len(),
+                fmt(d.iter().copied().fold(f64::INFINITY, f64::min)),
+                fmt(stats::quantile(d, 0.05)),
+                fmt(stats::quantile(d, 0.5))
+            );
+        }
+    }
     let proposed = proposed.unwrap_or("bayesd");
     // Group experiments by their variant suffix (everything after the problem name).
     let mut by_variant: BTreeMap<String, Vec<(&String, &BTreeMap<String, BTreeMap<u64, f64>>)>> = BTreeMap::new();
