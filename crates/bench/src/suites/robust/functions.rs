@@ -2,10 +2,13 @@
 //! and the width of its usual box per dimension. Definitions follow the usual references: the COCO/BBOB noiseless
 //! suite (Hansen et al. 2009, "Real-parameter black-box optimization benchmarking: noiseless functions
 //! definitions") for the ill-conditioned, plateau and Schaffer shapes (without their T_osz/T_asy distortions), and
-//! Surjanovic & Bingham's library (sfu.ca/~ssurjano) for the classic ones. Every one of them has its global minimum
+//! Surjanovic & Bingham's library (sfu.ca/~ssurjano) for the classic ones (Branin, Hartmann, Ackley, Levy and
+//! Rosenbrock are the engine's `testfunctions`). Every one of them has its global minimum
 //! over all of ℝ^d at `x*`, so a rotated instance, whose arguments may leave the usual box, cannot go below it.
 
 use std::f64::consts::PI;
+
+use engine::testfunctions::{self, TestFunction};
 
 /// A base function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,22 +38,6 @@ pub enum Base {
     Zakharov,
 }
 
-const HARTMANN_ALPHA: [f64; 4] = [1.0, 1.2, 3.0, 3.2];
-const HARTMANN3_A: [[f64; 3]; 4] = [[3.0, 10.0, 30.0], [0.1, 10.0, 35.0], [3.0, 10.0, 30.0], [0.1, 10.0, 35.0]];
-const HARTMANN3_P: [[f64; 3]; 4] =
-    [[0.3689, 0.1170, 0.2673], [0.4699, 0.4387, 0.7470], [0.1091, 0.8732, 0.5547], [0.0381, 0.5743, 0.8828]];
-const HARTMANN6_A: [[f64; 6]; 4] = [
-    [10.0, 3.0, 17.0, 3.5, 1.7, 8.0],
-    [0.05, 10.0, 17.0, 0.1, 8.0, 14.0],
-    [3.0, 3.5, 1.7, 10.0, 17.0, 8.0],
-    [17.0, 8.0, 0.05, 10.0, 0.1, 14.0],
-];
-const HARTMANN6_P: [[f64; 6]; 4] = [
-    [0.1312, 0.1696, 0.5569, 0.0124, 0.8283, 0.5886],
-    [0.2329, 0.4135, 0.8307, 0.3736, 0.1004, 0.9991],
-    [0.2348, 0.1451, 0.3522, 0.2883, 0.3047, 0.6650],
-    [0.4047, 0.8828, 0.8732, 0.5743, 0.1091, 0.0381],
-];
 const SHEKEL_BETA: [f64; 10] = [0.1, 0.2, 0.2, 0.4, 0.4, 0.6, 0.3, 0.7, 0.5, 0.5];
 const SHEKEL_C: [[f64; 10]; 4] = [
     [4.0, 1.0, 8.0, 6.0, 3.0, 2.0, 5.0, 8.0, 6.0, 7.0],
@@ -121,12 +108,7 @@ impl Base {
     pub fn eval(self, z: &[f64]) -> f64 {
         let d = z.len();
         match self {
-            Base::Branin => {
-                let (x, y) = (z[0], z[1]);
-                let b = 5.1 / (4.0 * PI * PI);
-                let c = 5.0 / PI;
-                (y - b * x * x + c * x - 6.0).powi(2) + 10.0 * (1.0 - 1.0 / (8.0 * PI)) * x.cos() + 10.0
-            }
+            Base::Branin => testfunctions::branin(z[0], z[1]),
             Base::SixHumpCamel => {
                 let (x, y) = (z[0], z[1]);
                 (4.0 - 2.1 * x * x + x.powi(4) / 3.0) * x * x + x * y + (-4.0 + 4.0 * y * y) * y * y
@@ -144,23 +126,11 @@ impl Base {
                 let (x, y) = (z[0], z[1]);
                 -x.cos() * y.cos() * (-((x - PI).powi(2) + (y - PI).powi(2))).exp()
             }
-            Base::Hartmann3 => hartmann(z, &HARTMANN3_A, &HARTMANN3_P),
-            Base::Hartmann6 => hartmann(z, &HARTMANN6_A, &HARTMANN6_P),
-            Base::Ackley => {
-                let n = d as f64;
-                let s1 = z.iter().map(|v| v * v).sum::<f64>() / n;
-                let s2 = z.iter().map(|v| (2.0 * PI * v).cos()).sum::<f64>() / n;
-                -20.0 * (-0.2 * s1.sqrt()).exp() - s2.exp() + 20.0 + std::f64::consts::E
-            }
-            Base::Levy => {
-                let w: Vec<f64> = z.iter().map(|v| 1.0 + (v - 1.0) / 4.0).collect();
-                let mut f = (PI * w[0]).sin().powi(2);
-                for wi in &w[..d - 1] {
-                    f += (wi - 1.0).powi(2) * (1.0 + 10.0 * (PI * wi + 1.0).sin().powi(2));
-                }
-                f + (w[d - 1] - 1.0).powi(2) * (1.0 + (2.0 * PI * w[d - 1]).sin().powi(2))
-            }
-            Base::Rosenbrock => z.windows(2).map(|p| 100.0 * (p[1] - p[0] * p[0]).powi(2) + (p[0] - 1.0).powi(2)).sum(),
+            Base::Hartmann3 => TestFunction::hartmann3().eval(z),
+            Base::Hartmann6 => TestFunction::hartmann6().eval(z),
+            Base::Ackley => testfunctions::ackley(z),
+            Base::Levy => testfunctions::levy(z),
+            Base::Rosenbrock => TestFunction::rosenbrock(d).eval(z),
             Base::Rastrigin => 10.0 * d as f64 + z.iter().map(|v| v * v - 10.0 * (2.0 * PI * v).cos()).sum::<f64>(),
             Base::Griewank => {
                 let s = z.iter().map(|v| v * v).sum::<f64>() / 4000.0;
@@ -223,13 +193,6 @@ impl Base {
             }
         }
     }
-}
-
-/// Negated Hartmann function with the given `A` and `P` rows.
-fn hartmann<const D: usize>(z: &[f64], a: &[[f64; D]; 4], p: &[[f64; D]; 4]) -> f64 {
-    -(0..4)
-        .map(|i| HARTMANN_ALPHA[i] * (-(0..D).map(|j| a[i][j] * (z[j] - p[i][j]).powi(2)).sum::<f64>()).exp())
-        .sum::<f64>()
 }
 
 #[cfg(test)]

@@ -39,8 +39,11 @@ impl Verdict {
     }
 }
 
+/// Scores by method and seed.
+type MethodScores = BTreeMap<String, BTreeMap<u64, f64>>;
+
 /// Scores by experiment, method and seed, merged over the input files (a later file's run of the same seed wins).
-type Scores = BTreeMap<String, BTreeMap<String, BTreeMap<u64, f64>>>;
+type Scores = BTreeMap<String, MethodScores>;
 
 /// Smallest distance between two points of one batch, by method, over all its batched runs.
 type Distances = BTreeMap<String, Vec<f64>>;
@@ -164,7 +167,7 @@ pub fn table(inputs: &[PathBuf], proposed: Option<&str>, batch: usize) -> anyhow
     }
     let proposed = proposed.unwrap_or("bayesd");
     // Group experiments by their variant suffix (everything after the problem name).
-    let mut by_variant: BTreeMap<String, Vec<(&String, &BTreeMap<String, BTreeMap<u64, f64>>)>> = BTreeMap::new();
+    let mut by_variant: BTreeMap<String, Vec<(&String, &MethodScores)>> = BTreeMap::new();
     for (name, methods) in &scores {
         let variant = name.split_once('/').map_or("", |(_, v)| v).to_string();
         by_variant.entry(variant).or_default().push((name, methods));

@@ -1,0 +1,34 @@
+"""Compares `bench latency` result files of two builds: the thread-CPU milliseconds of one suggest call
+(method `gp-ei-thread-cpu`) per dimension and n, as the median over files of each file's median over repeats.
+
+    python3 tools/bench/latency_compare.py --before a/latency.json b/latency.json --after c/latency.json d/latency.json
+
+Prints a markdown table (d, n, before, after, ratio)."""
+import argparse
+import json
+import statistics
+
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("--before", nargs="+", required=True)
+parser.add_argument("--after", nargs="+", required=True)
+args = parser.parse_args()
+
+
+def medians(path):
+    out = {}
+    for e in json.load(open(path))["experiments"]:
+        for m in e["methods"]:
+            if m["name"] != "gp-ei-thread-cpu":
+                continue
+            d = int(e["name"].rsplit("_d", 1)[1])
+            for j, n in enumerate(m["runs"][0]["x"]):
+                out[(d, int(n))] = statistics.median(r["y"][j] for r in m["runs"])
+    return out
+
+
+before = [medians(p) for p in args.before]
+after = [medians(p) for p in args.after]
+for key in sorted(before[0]):
+    b = statistics.median(x[key] for x in before)
+    a = statistics.median(x[key] for x in after)
+    print(f"| {key[0]} | {key[1]} | {b:.1f} | {a:.1f} | {a / b:.2f} |")
