@@ -530,15 +530,16 @@ impl Study {
             _ => None,
         };
         let mut state = state.clone();
-        let candidates =
-            self.with_context(history, known.as_deref(), |ctx| self.policy.suggest(ctx, &mut state, request.count))?;
         // The previous point of a movement cost: the last open suggestion, else the last run; then each batch pick.
-        let data = self.dataset(history);
-        let mut previous =
-            self.pending(history, &data).rchunks_exact(self.problem.space.dim().max(1)).next().map(<[f64]>::to_vec);
-        if previous.is_none() {
-            previous = Some(data.last_x).filter(|x| !x.is_empty());
-        }
+        let (candidates, mut previous) = self.with_context(history, known.as_deref(), |ctx| {
+            let previous = ctx
+                .pending
+                .rchunks_exact(self.problem.space.dim().max(1))
+                .next()
+                .map(<[f64]>::to_vec)
+                .or_else(|| Some(ctx.data.last_x.clone()).filter(|x| !x.is_empty()));
+            Ok::<_, Error>((self.policy.suggest(ctx, &mut state, request.count)?, previous))
+        })?;
         let mut suggestions = Vec::with_capacity(candidates.len());
         let context = request.context.clone().filter(|c| !c.is_empty());
         for c in candidates {

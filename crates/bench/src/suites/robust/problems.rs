@@ -122,8 +122,8 @@ impl ProblemDef {
                 match k {
                     // The base box, centred on the minimiser's rounded position: natural units for people.
                     Kind::Float => {
-                        let low = (xstar[i] - widths[i] / 2.0).round();
-                        json!({"name": name, "type": "float", "low": low, "high": low + widths[i]})
+                        let (low, width) = float_box(xstar[i], widths[i]);
+                        json!({"name": name, "type": "float", "low": low, "high": low + width})
                     }
                     Kind::Log => json!({"name": name, "type": "float", "low": 1e-3, "high": 10.0, "scale": "log"}),
                     Kind::Int(l) => json!({"name": name, "type": "int", "low": 0, "high": l - 1}),
@@ -184,6 +184,12 @@ impl ProblemDef {
         inst.range = inst.design_range();
         inst
     }
+}
+
+/// `(low, width)` of a float parameter: the base box of width `width` centred on the minimiser's coordinate,
+/// its lower end rounded to an integer (natural units for people).
+fn float_box(xstar: f64, width: f64) -> (f64, f64) {
+    ((xstar - width / 2.0).round(), width)
 }
 
 /// A uniformly random rotation (Gram–Schmidt on a Gaussian matrix; the QR of a Gaussian matrix with the signs fixed
@@ -250,7 +256,7 @@ impl Instance {
                     || v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| format!("assignments.{key} is not a number"));
                 Ok(match *k {
                     Kind::Float => {
-                        let (lo, w) = self.float_box(i);
+                        let (lo, w) = float_box(self.xstar[i], self.widths[i]);
                         ((num()? - lo) / w).clamp(0.0, 1.0)
                     }
                     Kind::Log => ((num()?.max(1e-3).ln() - 1e-3f64.ln()) / (10f64.ln() - 1e-3f64.ln())).clamp(0.0, 1.0),
@@ -270,11 +276,6 @@ impl Instance {
                 })
             })
             .collect()
-    }
-
-    /// `(low, width)` of float parameter `i` as [`ProblemDef::parameters`] states it.
-    fn float_box(&self, i: usize) -> (f64, f64) {
-        ((self.xstar[i] - self.widths[i] / 2.0).round(), self.widths[i])
     }
 
     /// Moves a unit-cube point onto the grids of the discrete parameters.

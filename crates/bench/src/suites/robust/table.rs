@@ -54,6 +54,7 @@ fn load(inputs: &[PathBuf], batch: usize) -> anyhow::Result<(Scores, Distances)>
     let mut scores: Scores = BTreeMap::new();
     let mut distances: Distances = BTreeMap::new();
     let suffix = format!("/q{batch}");
+    let mut floors = BTreeMap::new();
     for path in inputs {
         let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         let result: SuiteResult =
@@ -65,7 +66,6 @@ fn load(inputs: &[PathBuf], batch: usize) -> anyhow::Result<(Scores, Distances)>
                 _ if e.name.matches('/').count() > 1 => continue,
                 _ => e.name.clone(),
             };
-            let floor = |seed: u64| regret_floor(&name, seed);
             for m in e.methods {
                 for r in &m.runs {
                     if let Some(d) = r.min_batch_distance {
@@ -75,7 +75,7 @@ fn load(inputs: &[PathBuf], batch: usize) -> anyhow::Result<(Scores, Distances)>
                 let by_seed = scores.entry(name.clone()).or_default().entry(m.name).or_default();
                 for r in m.runs {
                     let s = final_score(&r);
-                    by_seed.insert(r.seed, if s < floor(r.seed) { 0.0 } else { s });
+                    by_seed.insert(r.seed, if s < regret_floor(&mut floors, &name, r.seed) { 0.0 } else { s });
                 }
             }
         }
@@ -88,10 +88,12 @@ fn final_score(r: &Run) -> f64 {
     r.recommended.or_else(|| r.y.last().copied()).unwrap_or(f64::NAN)
 }
 
-/// 10⁻⁶ of the range of the instance behind experiment `name` (`problem/variant…`).
-fn regret_floor(name: &str, seed: u64) -> f64 {
+/// 10⁻⁶ of the range of the instance behind experiment `name` (`problem/variant…`), computed once per instance.
+fn regret_floor(cache: &mut BTreeMap<(String, u64), f64>, name: &str, seed: u64) -> f64 {
     let problem = name.split('/').next().unwrap_or_default();
-    catalogue().iter().find(|p| p.name == problem).map_or(0.0, |p| 1e-6 * p.instance(seed).range)
+    *cache.entry((problem.to_string(), seed)).or_insert_with(|| {
+        catalogue().iter().find(|p| p.name == problem).map_or(0.0, |p| 1e-6 * p.instance(seed).range)
+    })
 }
 
 /// Exact one-sided p-values `(P(W⁺ ≤ w), P(W⁺ ≥ w))` of the Wilcoxon signed-rank statistic of `diffs` (zeros
