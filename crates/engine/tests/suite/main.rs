@@ -7,12 +7,14 @@
 //!   pending points;
 //! - [`contexts`]: context parameters and the seed-002 policies (issue 5);
 //! - [`control_sets`]: control-set studies (seed 000): validation, `bocvs` behaviour, baselines;
+//! - [`golden`]: the behaviour lock: every algorithm's suggestions, recommendation and predictions, bitwise;
 //! - [`options`]: invalid algorithm options named exactly in every family; `best`/`predict` use the policy's model.
 
 mod batches;
 mod common;
 mod contexts;
 mod control_sets;
+mod golden;
 mod gradients;
 mod hyper_elim;
 mod indirect;
