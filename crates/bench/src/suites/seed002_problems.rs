@@ -232,7 +232,7 @@ fn portfolio(x: &[f64], c: &[f64]) -> f64 {
 /// F* of portfolio with uniform contexts: max over x of F by multi-start maximisation (the code's 20.0 is a
 /// placeholder, seed-experiments §002.3), computed by `compute_portfolio_optima` (ignored test) when it started
 /// Nelder–Mead from the best 3 of 1024 Sobol decisions (it now starts from the best 25; not rerun since). Checked
-/// independently by `crates/bench/seed002_portfolio_optima.py` (numpy/scipy: an 11³ grid, L-BFGS-B from the best
+/// independently by `tools/bench/seed002_portfolio_optima.py` (numpy/scipy: an 11³ grid, L-BFGS-B from the best
 /// 25, and a 401-point scan of the edge x₁ = 0, x₂ = 1 that holds every maximum). Reached at
 /// [`PORTFOLIO_UNIFORM_ARGMAX`]; F has a second local maximum 19.0973 at x₃ ≈ 0.107.
 pub const PORTFOLIO_UNIFORM_OPTIMUM: f64 = 19.3251251438;
@@ -243,7 +243,7 @@ pub const PORTFOLIO_UNIFORM_ARGMAX: [f64; 3] = [0.0, 1.0, 0.5995461970546795];
 /// four local maxima on the edge x₁ = 0, x₂ = 1: 21.5862 at x₃ ≈ 0.083, 19.8322 at 0.301, 19.3526 at 0.539 and
 /// 18.3817 at 0.885. Until f7c37fa this constant was 19.8321620019, the second one (the search started from the best 3
 /// Sobol decisions only, all in other basins); the seed002 portfolio (normal) results of that time were rescored
-/// with `crates/bench/seed002_rescore.py`.
+/// with `tools/bench/seed002_rescore.py`.
 pub const PORTFOLIO_NORMAL_OPTIMUM: f64 = 21.5862387818;
 /// The maximiser of F for the normal contexts.
 #[cfg_attr(not(test), allow(dead_code))]
