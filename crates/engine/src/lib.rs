@@ -38,19 +38,19 @@
 #![warn(missing_docs)]
 
 pub mod acquisition;
-pub mod control_sets;
+pub mod blocks;
 pub mod data;
 pub mod distribution;
 pub mod error;
 pub mod gp;
-pub mod indirect;
 pub mod kde;
 pub mod kernel;
-pub mod kernel_candidates;
 pub mod linalg;
-pub mod measurement;
+pub mod objective;
 pub mod optim;
 pub mod policy;
+pub mod problem;
+pub mod quasi_newton;
 pub mod sampling;
 pub mod space;
 pub mod special;

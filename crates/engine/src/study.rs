@@ -1,153 +1,16 @@
 //! The facade the server and the benchmarks call: a validated study spec ([`Study`]), observation validation,
 //! suggest / recommend / predict on a [`History`].
 
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize};
 
-use crate::control_sets::{ControlSetSpec, ControlSets};
+use crate::blocks::indirect::IndirectProblem;
+use crate::blocks::measurement;
 use crate::data::{Dataset, History, ObservationRecord};
 use crate::error::{Error, FieldError, Result};
-use crate::indirect::{IndirectProblem, IndirectSpec};
-use crate::measurement::{self, CandidatesSpec, CostModelSpec, LevelSetSpec, Measurement, NoiseLevelSpec};
-use crate::policy::{self, AlgorithmSpec, Candidate, Context, Diagnostics, Policy, PolicyState};
+use crate::policy::{self, Candidate, Context, Diagnostics, Policy, PolicyState};
+pub use crate::problem::{AlgorithmSpec, Goal, Objective, Problem, StudySpec};
 use crate::sampling::derive_seed;
-use crate::space::{Assignments, ParameterSpec, Role, Space};
-
-/// Direction of the objective.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub enum Goal {
-    /// Larger is better (the default).
-    #[default]
-    Maximize,
-    /// Smaller is better.
-    Minimize,
-}
-
-impl Goal {
-    /// +1 or −1: multiplies client values into the engine's maximisation sign and back.
-    pub fn sign(self) -> f64 {
-        match self {
-            Goal::Maximize => 1.0,
-            Goal::Minimize => -1.0,
-        }
-    }
-}
-
-/// The objective.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct Objective {
-    /// Name of the measured quantity.
-    #[serde(default = "default_objective_name")]
-    #[cfg_attr(feature = "openapi", schema(example = "yield"))]
-    pub name: String,
-    /// `maximize` or `minimize`.
-    #[serde(default)]
-    pub goal: Goal,
-}
-
-fn default_objective_name() -> String {
-    "value".into()
-}
-
-impl Default for Objective {
-    fn default() -> Self {
-        Self { name: default_objective_name(), goal: Goal::Maximize }
-    }
-}
-
-/// The part of a study the engine needs: variables, objective, algorithm, seed, and the structural blocks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct StudySpec {
-    /// The variables.
-    pub parameters: Vec<ParameterSpec>,
-    /// The objective (default: maximise `value`).
-    #[serde(default)]
-    pub objective: Objective,
-    /// The algorithm (default `auto`).
-    #[serde(default)]
-    pub algorithm: AlgorithmSpec,
-    /// Seed of every random choice of the study (the server fills one in when absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(example = 7))]
-    pub seed: Option<u64>,
-    /// An explicit finite domain (list of points or a grid) instead of the continuous box (seed 003).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub candidates: Option<CandidatesSpec>,
-    /// Measurement modes trading noise for cost; suggestions name the level to use (seed 003).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub noise_levels: Option<Vec<NoiseLevelSpec>>,
-    /// Known cost per run: intercept + Σ weight·|x| + Σ move_weight·|x − previous x| (seed 003).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_model: Option<CostModelSpec>,
-    /// Makes the study a level-set study: find where the objective is above `threshold` (seed 003).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub level_set: Option<LevelSetSpec>,
-    /// Candidate kernel/mean models and confidence settings (HE-GP-UCB and its baselines, seed 004).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel: Option<crate::kernel_candidates::KernelBlock>,
-    /// Control sets (seed 000): each run the client sets only the parameters of one set, the others follow their
-    /// `distribution`; suggestions name the set to play.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub control_sets: Option<Vec<ControlSetSpec>>,
-    /// Indirect queries (seed 001): the client sets a query `a` and observes an aggregate of the objective over
-    /// p(x | a); `parameters` are then the target x, where `best` recommends.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub indirect: Option<IndirectSpec>,
-}
-
-/// A validated study as policies see it.
-#[derive(Debug, Clone)]
-pub struct Problem {
-    /// Every parameter, encoded.
-    pub space: Space,
-    /// Parameters the client sets (role `decision`).
-    pub decision: Vec<usize>,
-    /// Parameters observed after the run (role `context`).
-    pub contexts: Vec<usize>,
-    /// Objective direction.
-    pub goal: Goal,
-    /// Candidate set, noise levels, cost model, level set (seed 003).
-    pub measurement: Measurement,
-    /// Validated `kernel.candidates` block.
-    pub kernel_candidates: Option<std::sync::Arc<crate::kernel_candidates::CandidateSet>>,
-    /// Validated control sets, if the study has them.
-    pub control_sets: Option<ControlSets>,
-    /// The validated `indirect` block.
-    pub indirect: Option<Arc<IndirectProblem>>,
-}
-
-impl Problem {
-    /// Index of the control set called `name`.
-    pub fn control_set_index(&self, name: &str) -> Option<usize> {
-        self.control_sets.as_ref().and_then(|c| c.index_of(name))
-    }
-
-    /// Name of control set `i`.
-    pub fn control_set_name(&self, i: usize) -> Option<String> {
-        self.control_sets.as_ref().and_then(|c| c.sets.get(i)).map(|s| s.name.clone())
-    }
-
-    /// The space of the decision parameters alone.
-    pub fn decision_space(&self) -> Space {
-        self.space.subspace(&self.decision)
-    }
-
-    /// A full encoded point from a decision-space point (other coordinates at the centre).
-    pub fn lift(&self, decision_x: &[f64]) -> Vec<f64> {
-        let mut x = self.space.centre();
-        for (q, j) in self.space.dims_of_params(&self.decision).into_iter().enumerate() {
-            x[j] = decision_x[q];
-        }
-        x
-    }
-}
+use crate::space::Assignments;
 
 /// Posterior of the objective at a point, in the client's units and sign.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -219,37 +82,6 @@ pub struct Recommended {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
-/// Validates the seed-003 blocks (`candidates`, `noise_levels`, `cost_model`, `level_set`); errors name the field.
-fn validate_measurement(spec: &StudySpec, space: &Space, decision: &[usize]) -> Result<Measurement, Vec<FieldError>> {
-    let mut errors = Vec::new();
-    let mut m = Measurement::default();
-    if let Some(c) = &spec.candidates {
-        match c.validate(space, decision) {
-            Ok(set) => m.candidates = Some(set),
-            Err(mut e) => errors.append(&mut e),
-        }
-    }
-    if let Some(levels) = &spec.noise_levels {
-        match measurement::noise_levels::validate(levels) {
-            Ok(()) => m.noise_levels.clone_from(levels),
-            Err(mut e) => errors.append(&mut e),
-        }
-    }
-    if let Some(c) = &spec.cost_model {
-        match c.validate(space, decision) {
-            Ok(model) => m.cost_model = Some(model),
-            Err(mut e) => errors.append(&mut e),
-        }
-    }
-    if let Some(l) = &spec.level_set {
-        match l.validate() {
-            Ok(()) => m.level_set = Some(l.threshold),
-            Err(mut e) => errors.append(&mut e),
-        }
-    }
-    if errors.is_empty() { Ok(m) } else { Err(errors) }
-}
-
 /// A validated study with its policy.
 #[derive(Debug)]
 pub struct Study {
@@ -261,63 +93,7 @@ pub struct Study {
 impl Study {
     /// Validates `spec` and builds its policy; errors name the field.
     pub fn new(spec: StudySpec) -> Result<Self, Vec<FieldError>> {
-        let space = Space::new(&spec.parameters)?;
-        let decision = space.with_role(Role::Decision);
-        let contexts = space.with_role(Role::Context);
-        if decision.is_empty() {
-            return Err(vec![FieldError::new("parameters", "at least one parameter must have role 'decision'")]);
-        }
-        let control_sets = match &spec.control_sets {
-            Some(c) => Some(ControlSets::new(c, &space, &spec.parameters)?),
-            None => {
-                if let Some(k) = spec.parameters.iter().position(|p| p.distribution.is_some()) {
-                    return Err(vec![FieldError::new(
-                        format!("parameters[{k}].distribution"),
-                        "only used with control_sets; add the block or remove the distribution",
-                    )]);
-                }
-                None
-            }
-        };
-        let measurement = validate_measurement(&spec, &space, &decision)?;
-        let kernel_candidates = match &spec.kernel {
-            Some(block) => Some(block.validate(&space, spec.objective.goal)?),
-            None => None,
-        };
-        let indirect = match &spec.indirect {
-            Some(block) => {
-                if !contexts.is_empty() {
-                    return Err(vec![FieldError::new("indirect", "an indirect study cannot have context parameters")]);
-                }
-                let others = spec.candidates.is_some()
-                    || spec.control_sets.is_some()
-                    || spec.kernel.is_some()
-                    || spec.noise_levels.is_some()
-                    || spec.cost_model.is_some()
-                    || spec.level_set.is_some();
-                if others {
-                    return Err(vec![FieldError::new(
-                        "indirect",
-                        "cannot be combined with candidates, control_sets, kernel, noise_levels, cost_model or level_set (use indirect.tree)",
-                    )]);
-                }
-                Some(Arc::new(block.validate(&space)?))
-            }
-            None => None,
-        };
-        let problem = Problem {
-            space,
-            decision,
-            contexts,
-            goal: spec.objective.goal,
-            measurement,
-            kernel_candidates,
-            control_sets,
-            indirect,
-        };
-        if spec.objective.name.trim().is_empty() {
-            return Err(vec![FieldError::new("objective.name", "must not be empty")]);
-        }
+        let problem = Problem::new(&spec)?;
         let policy = policy::build(&spec.algorithm, &problem)?;
         Ok(Self { spec, problem, policy })
     }
@@ -447,7 +223,7 @@ impl Study {
         ds.pairs = history
             .pairs
             .iter()
-            .filter_map(|p| crate::indirect::spec::encode_pair(p, space, &ip.query_space, "pairs").ok())
+            .filter_map(|p| crate::blocks::indirect::spec::encode_pair(p, space, &ip.query_space, "pairs").ok())
             .collect();
     }
 
@@ -461,9 +237,12 @@ impl Study {
             errors.push(FieldError::new("pairs", "at least one pair is required"));
         }
         for (i, p) in pairs.iter().enumerate() {
-            if let Err(mut e) =
-                crate::indirect::spec::encode_pair(p, &self.problem.space, &ip.query_space, &format!("pairs[{i}]"))
-            {
+            if let Err(mut e) = crate::blocks::indirect::spec::encode_pair(
+                p,
+                &self.problem.space,
+                &ip.query_space,
+                &format!("pairs[{i}]"),
+            ) {
                 errors.append(&mut e);
             }
         }

@@ -32,7 +32,7 @@
 //! phase, the expected value of the point, the policy's diagnostics (bocvs: α, `lcb̄`, `ucb̄_i`, cost LCBs, S1) and
 //! the surrogate's hyperparameters after each refit.
 
-use engine::control_sets::ControlSets;
+use engine::blocks::control_sets::ControlSets;
 use engine::testfunctions::TestFunction;
 use engine::{Study, StudySpec};
 use rand::{Rng, SeedableRng, rngs::StdRng};

@@ -16,7 +16,7 @@
 //! Full: 5 runs, 100 iterations, LT and NLT, and experiment 2. `--quick`: 2 runs, 40 iterations, LT only, and
 //! experiment 2 with B = 40.
 
-use engine::indirect::embedding::truncated_normal;
+use engine::blocks::indirect::embedding::truncated_normal;
 use engine::testfunctions::branin;
 use engine::{History, ObservationRecord, PolicyState, Study, SuggestRequest};
 use rand::{Rng, SeedableRng, rngs::StdRng};

@@ -15,7 +15,7 @@ use super::prior::{Slot, mean_log_prior, noise_log_prior, slots};
 use super::{Data, Gp, GpConfig, Hyperparameters, MeanModel, NoiseModel, dot, noise_diag, standardize};
 use crate::error::{Error, Result};
 use crate::linalg::Cholesky;
-use crate::optim::lbfgsb;
+use crate::quasi_newton;
 
 /// What a fit did.
 #[derive(Debug, Clone, Serialize)]
@@ -220,12 +220,12 @@ pub fn fit(data: &Data, config: &GpConfig, warm: Option<&Hyperparameters>, seed:
         }
         starts.push(p);
     }
-    let cfg = lbfgsb::Config { max_iter: config.max_iter, pgtol: 1e-5, ftol: 1e-9, ..Default::default() };
-    let mut best: Option<lbfgsb::Minimum> = None;
+    let cfg = quasi_newton::Config { max_iter: config.max_iter, pgtol: 1e-5, ftol: 1e-9, ..Default::default() };
+    let mut best: Option<quasi_newton::Minimum> = None;
     let mut evaluations = 0;
     for s in &starts {
         let s: Vec<f64> = s.iter().zip(lower.iter().zip(&upper)).map(|(v, (lo, hi))| v.clamp(*lo, *hi)).collect();
-        let m = lbfgsb::minimize(|p, g| prob.objective(p, g, &slots), &s, &lower, &upper, &cfg);
+        let m = quasi_newton::minimize(|p, g| prob.objective(p, g, &slots), &s, &lower, &upper, &cfg);
         evaluations += m.evaluations;
         if m.f.is_finite() && best.as_ref().is_none_or(|b| m.f < b.f) {
             best = Some(m);

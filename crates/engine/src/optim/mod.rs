@@ -2,8 +2,6 @@
 //! L-BFGS with analytic gradients → snap to the discrete structure → discrete local search over int and
 //! categorical neighbours. Deterministic given the seed. Finite candidate sets are scored exhaustively in batches.
 
-pub mod lbfgsb;
-
 use crate::acquisition::Acquisition;
 use crate::sampling::Sobol;
 use crate::space::{DimKind, Space};
@@ -88,8 +86,8 @@ fn local_search(
         if free.iter().any(|f| *f) {
             let lower: Vec<f64> = (0..d).map(|j| if free[j] { 0.0 } else { x[j] }).collect();
             let upper: Vec<f64> = (0..d).map(|j| if free[j] { 1.0 } else { x[j] }).collect();
-            let cfg = lbfgsb::Config { max_iter, pgtol: 1e-9, ftol: 1e-13, ..Default::default() };
-            let m = lbfgsb::minimize(
+            let cfg = crate::quasi_newton::Config { max_iter, pgtol: 1e-9, ftol: 1e-13, ..Default::default() };
+            let m = crate::quasi_newton::minimize(
                 |p, g| {
                     let v = acq.value_and_grad(p, g);
                     g.iter_mut().for_each(|gi| *gi = -*gi);

@@ -18,8 +18,8 @@ use super::candidate_models::{
 use super::he_gp_ucb::{best_evidence, recommend_best_evidence};
 use super::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation};
 use crate::acquisition::Ucb;
+use crate::blocks::kernel_candidates::InfoGainCache;
 use crate::error::Result;
-use crate::kernel_candidates::InfoGainCache;
 use crate::sampling::derive_seed;
 
 /// Which baseline.

@@ -9,12 +9,12 @@ use super::gp_bo::Excluding;
 use super::model::top_rows;
 use super::{Candidate, Context, parse_options};
 use crate::acquisition::{Acquisition, Ucb};
+use crate::blocks::kernel_candidates::CandidateSet;
 use crate::error::FieldError;
 use crate::gp::Gp;
-use crate::kernel_candidates::CandidateSet;
 use crate::optim::{OptimConfig, Optimum, maximize, maximize_over};
+use crate::problem::Problem;
 use crate::space::{Domain, Space};
-use crate::study::Problem;
 
 /// Options of `he-gp-ucb`, `he-stableopt`, `mle-ucb`, `expected-ucb`, `a-gp-ucb` (`algorithm.options`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::Context;
-use crate::kernel_candidates::{CandidateSet, InfoGainCache};
+use crate::blocks::kernel_candidates::{CandidateSet, InfoGainCache};
 
 /// Running sums of one index set S^u.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

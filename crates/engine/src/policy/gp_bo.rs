@@ -194,7 +194,7 @@ impl GpBo {
                     .measurement
                     .candidates
                     .as_ref()
-                    .map_or(crate::measurement::DEFAULT_REPRESENTER_POINTS, |c| c.len());
+                    .map_or(crate::blocks::measurement::DEFAULT_REPRESENTER_POINTS, |c| c.len());
                 let acq = self.acquisition_for(&gp, incumbent, seed, domain_size)?;
                 let expected;
                 let inner: &dyn Acquisition = if cdims.is_empty() {

@@ -1,6 +1,6 @@
 //! Policies of indirect studies (seed 001): `cmes`, `cmets`, and the paper's baselines `gp-ei`, `gp-ucb`,
 //! `gp-mes` on the posterior of g from the observations alone. Every one of them recommends (and predicts) with
-//! the conditional mean process of `crate::indirect` (paper §7: "recommend x_t = argmax m_{t−1}(x) … with the
+//! the conditional mean process of `crate::blocks::indirect` (paper §7: "recommend x_t = argmax m_{t−1}(x) … with the
 //! same CMP model"), so the recommendation is a target-space point while suggestions carry only a query.
 //!
 //! - `cmes` (§5.1): an initial scrambled-Sobol design of `initial_design` queries (default 5, shared with the
@@ -24,13 +24,13 @@ use serde_json::Value;
 use super::design::initial_design_point;
 use super::gp_bo::{GpAcquisition, GpBo};
 use super::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, parse_options};
+use crate::blocks::indirect::cmes::{CmesVariant, TargetMaxSampler, cmes_value, sample_target_max};
+use crate::blocks::indirect::model::{IndirectModel, ModelCache, region_of};
+use crate::blocks::indirect::{ActiveSet, IndirectProblem, Node, Region};
 use crate::data::Dataset;
 use crate::error::{FieldError, Result};
-use crate::indirect::cmes::{CmesVariant, TargetMaxSampler, cmes_value, sample_target_max};
-use crate::indirect::model::{IndirectModel, ModelCache, region_of};
-use crate::indirect::{ActiveSet, IndirectProblem, Node, Region};
+use crate::problem::Problem;
 use crate::sampling::{Sobol, derive_seed};
-use crate::study::Problem;
 
 /// Options of `cmes` and `cmets`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -220,7 +220,13 @@ impl Policy for IndirectPolicy {
         let mut st: IndirectState = state.get();
         if st.cache.cme_lengthscale.is_none() {
             // Choose ℓ once (recommendations of every policy use the CMP and read this cache).
-            crate::indirect::model::embedding(ctx, ip, &mut st.cache)?;
+            crate::blocks::indirect::model::embedding(
+                &ctx.problem.space,
+                &ctx.data,
+                ctx.study_seed,
+                ip,
+                &mut st.cache,
+            )?;
         }
         let out = match &self.kind {
             Kind::Baseline(gp) => self.baseline(ctx, ip, gp, &mut st, count)?,
@@ -237,15 +243,21 @@ impl Policy for IndirectPolicy {
         if ctx.data.n() == 0 {
             return Ok(None);
         }
-        let Some(model) = IndirectModel::fit(ctx, ip, &mut st.cache, &[])? else { return Ok(None) };
-        let (x, m, s) = model.recommend(ctx);
+        let Some(model) = IndirectModel::fit(&ctx.problem.space, &ctx.data, ctx.study_seed, ip, &mut st.cache, &[])?
+        else {
+            return Ok(None);
+        };
+        let (x, m, s) = model.recommend(&ctx.problem.space, ctx.study_seed);
         Ok(Some(Recommendation { x, params: None, predicted: (m, s), extra: Default::default() }))
     }
 
     fn predict(&self, ctx: &Context<'_>, state: &PolicyState, xs: &[f64]) -> Result<Option<Vec<(f64, f64)>>> {
         let ip = indirect(ctx)?;
         let mut st: IndirectState = state.get();
-        let Some(model) = IndirectModel::fit(ctx, ip, &mut st.cache, &[])? else { return Ok(None) };
+        let Some(model) = IndirectModel::fit(&ctx.problem.space, &ctx.data, ctx.study_seed, ip, &mut st.cache, &[])?
+        else {
+            return Ok(None);
+        };
         let (m, s) = model.posterior_f(xs);
         Ok(Some(m.into_iter().zip(s).collect()))
     }
@@ -354,7 +366,9 @@ impl IndirectPolicy {
         while out.len() < count {
             let k = out.len() as u64;
             let seed = derive_seed(ctx.seed, k);
-            let Some(model) = IndirectModel::fit(ctx, ip, &mut st.cache, &fantasies)? else {
+            let Some(model) =
+                IndirectModel::fit(&ctx.problem.space, &ctx.data, ctx.study_seed, ip, &mut st.cache, &fantasies)?
+            else {
                 // No conditional yet (no pairs uploaded): keep exploring the query space by design.
                 let a = initial_design_point(&ip.query_space, index, ctx.study_seed);
                 index += 1;

@@ -17,10 +17,10 @@ use super::design::{design_candidate, design_index, initial_design_point};
 use super::model::{ModelOptions, ModelState, fit_model};
 use super::truvar::sets::split_level_set;
 use super::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, parse_options};
+use crate::blocks::measurement::{self, level_set};
 use crate::error::{FieldError, Result};
 use crate::gp::Gp;
-use crate::measurement::{self, level_set};
-use crate::study::Problem;
+use crate::problem::Problem;
 
 /// Which rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -32,8 +32,8 @@ pub use model::{FixedHyperparameters, ModelOptions, OutputWarping, fit_model};
 
 use crate::data::Dataset;
 use crate::error::{FieldError, Result};
+use crate::problem::{AlgorithmSpec, Problem};
 use crate::space::{Assignments, Space};
-use crate::study::Problem;
 
 /// Everything a policy may look at.
 #[derive(Debug, Clone, Copy)]
@@ -178,31 +178,6 @@ pub trait Policy: Send + Sync + std::fmt::Debug {
     /// Whether the policy's options need the study to have a cost budget (`budget.max_cost`); false by default.
     fn needs_cost_budget(&self) -> bool {
         false
-    }
-}
-
-/// Algorithm selection as written in a study spec.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct AlgorithmSpec {
-    /// `auto` (default) or one of the algorithm names, e.g. `gp-ei`, `gp-ucb`, `gp-mes`, `gp-ts`, `random`, `sobol`.
-    #[serde(default = "auto")]
-    #[cfg_attr(feature = "openapi", schema(example = "auto"))]
-    pub name: String,
-    /// Algorithm options (see the algorithm's documentation); unknown options are rejected.
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
-    pub options: Map<String, Value>,
-}
-
-fn auto() -> String {
-    "auto".into()
-}
-
-impl Default for AlgorithmSpec {
-    fn default() -> Self {
-        Self { name: auto(), options: Map::new() }
     }
 }
 

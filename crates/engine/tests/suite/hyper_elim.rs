@@ -2,8 +2,8 @@
 //! schedules against the theorem formulas, elimination of a wrong candidate on data drawn from the true one,
 //! state round trips, HE-StableOpt's queries inside the ε-box, validation.
 
+use engine::blocks::kernel_candidates::{ConfidenceSetting, KernelBlock};
 use engine::kernel::{Kernel, KernelFamily};
-use engine::kernel_candidates::{ConfidenceSetting, KernelBlock};
 use engine::linalg::Cholesky;
 use engine::space::{ParameterSpec, Space};
 use engine::study::Goal;

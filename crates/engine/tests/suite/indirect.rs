@@ -2,10 +2,10 @@
 //! conditional; CMES equals a brute-force Monte Carlo estimate of its mutual information; CMETS' tree update
 //! follows Algorithm 1 step by step; indirect studies run through `engine::Study`.
 
+use engine::blocks::indirect::cmes::truncated_entropy;
+use engine::blocks::indirect::embedding::{KnownEmbedding, Region};
+use engine::blocks::indirect::{ActiveSet, CmesVariant, Cmp, CmpData, CmpHypers, IndirectSpec, Node, Tree, cmes_value};
 use engine::gp::{Data, Gp, Hyperparameters, MeanModel, NoiseModel};
-use engine::indirect::cmes::truncated_entropy;
-use engine::indirect::embedding::{KnownEmbedding, Region};
-use engine::indirect::{ActiveSet, CmesVariant, Cmp, CmpData, CmpHypers, IndirectSpec, Node, Tree, cmes_value};
 use engine::kernel::{Kernel, KernelFamily};
 use engine::space::Space;
 use engine::{History, ObservationRecord, PairRecord, PolicyState, Study, StudySpec, SuggestRequest};
@@ -40,7 +40,7 @@ fn point_mass_conditional_gives_the_ordinary_gp_posterior() {
     let mut rng = StdRng::seed_from_u64(1);
     let a: Vec<f64> = (0..14).map(|_| rng.random::<f64>()).collect();
     let z: Vec<f64> = a.chunks(2).map(|p| (6.0 * p[0]).sin() + p[1] * p[1]).collect();
-    let emb = engine::indirect::Embedding::Known(emb);
+    let emb = engine::blocks::indirect::Embedding::Known(emb);
     let reps = emb.represent(&a.chunks(2).map(|p| Region::Point(p.to_vec())).collect::<Vec<_>>()).unwrap();
     let noise = vec![None; z.len()];
     let hypers = CmpHypers { lengthscales: vec![0.3, 0.5], outputscale: 1.7, noise_var: 0.01 };

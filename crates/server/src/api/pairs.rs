@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use chrono::Utc;
 use engine::PairRecord;
-use engine::indirect::spec::MAX_PAIRS;
+use engine::blocks::indirect::spec::MAX_PAIRS;
 use serde_json::Value;
 use uuid::Uuid;
 

@@ -96,7 +96,7 @@ impl Bocvs {
             (None, Some(c), _, _) => Exploration::Cost(c),
             (None, None, Some(f), Some(budget)) => Exploration::Cost(f * budget),
             (None, None, Some(_), None) => {
-                return Err(crate::Error::Conflict(
+                return Err(crate::error::Error::Conflict(
                     "algorithm.options.explore_fraction needs the study's budget.max_cost".into(),
                 ));
             }

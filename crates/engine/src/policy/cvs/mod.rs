@@ -7,7 +7,7 @@
 //! Shared machinery, here: the GP surrogate over the full encoded space (the standard model of
 //! [`super::model`], squared-exponential ARD kernel by default as in the paper), per-set expectations
 //! `E[a([x^i, X^{-i}])]` by sample-average approximation over fixed base samples of the uncontrolled parameters
-//! ([`crate::control_sets::ControlSets::samples`], `mc_samples`, default 1024 as in Tay et al.'s code) using
+//! ([`crate::blocks::control_sets::ControlSets::samples`], `mc_samples`, default 1024 as in Tay et al.'s code) using
 //! [`crate::acquisition::ExpectedUcb`] (batched over the samples), their maximisation over the set's parameters (Sobol raw samples → best starts →
 //! L-BFGS), observed-cost statistics, and the candidate a policy returns (only the set's parameters are assigned;
 //! the uncontrolled coordinates hold the sample means, which pending and batch fantasies use).
@@ -32,14 +32,14 @@ use super::design::initial_design_point;
 use super::model::{FittedModel, ModelOptions, ModelState, fit_model, top_rows};
 use super::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, parse_options};
 use crate::acquisition::{Acquisition, Expected, ExpectedUcb, ThompsonSample};
-use crate::control_sets::{ControlSets, RandomSamples};
+use crate::blocks::control_sets::{ControlSets, RandomSamples};
 use crate::error::{FieldError, Result};
 use crate::gp::{Gp, PathwiseSample};
 use crate::kernel::KernelFamily;
 use crate::optim::{OptimConfig, maximize};
+use crate::problem::Problem;
 use crate::sampling::{Sobol, derive_seed};
 use crate::space::Space;
-use crate::study::Problem;
 
 /// Names of the control-set algorithms.
 pub const NAMES: [&str; 5] = ["bocvs", "ucb-psq", "ts-psq", "etc-cvs", "ucb-cvs"];
@@ -215,7 +215,7 @@ impl<'a> Setting<'a> {
             .problem
             .control_sets
             .as_ref()
-            .ok_or_else(|| crate::Error::Conflict("this study has no control sets".into()))?;
+            .ok_or_else(|| crate::error::Error::Conflict("this study has no control sets".into()))?;
         let space = ctx.space();
         let views = (0..cs.len())
             .map(|i| {

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::FieldError;
+use crate::objective::Goal;
 use crate::space::Space;
-use crate::study::Goal;
 
 /// Points listed per class in a classification (counts are always complete).
 pub const MAX_LISTED: usize = 500;

@@ -1,4 +1,5 @@
-//! Box-constrained limited-memory BFGS.
+//! Box-constrained limited-memory quasi-Newton minimiser (projected L-BFGS), below `gp` (hyperparameter fits)
+//! and `optim` (acquisition maximisation).
 //!
 //! A projected quasi-Newton method in the spirit of Kim, Sra & Dhillon ("Tackling box-constrained optimization
 //! via a new projected quasi-Newton approach", SISC 2010), not Byrd et al.'s L-BFGS-B: each iteration fixes the

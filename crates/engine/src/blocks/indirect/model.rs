@@ -1,4 +1,4 @@
-//! The CMP of an indirect study built from a policy context: the embedding (pairs from the spec and uploaded
+//! The CMP of an indirect study built from its target space, observations and seed: the embedding (pairs from the spec and uploaded
 //! later, or the known conditional), one representer per observed query (a tree node's cell when the study has a
 //! tree), noise per observation (the reported `value_stddev`, else the tree level's noise, else learned), and
 //! standardised aggregates. Recommendation maximises the posterior mean of f over the target box.
@@ -10,10 +10,11 @@ use super::embedding::{Embedding, KnownEmbedding, PairsEmbedding, Region, Repres
 use super::spec::IndirectProblem;
 use super::tree::Node;
 use crate::acquisition::Acquisition;
+use crate::data::Dataset;
 use crate::error::Result;
 use crate::optim::{OptimConfig, maximize};
-use crate::policy::Context;
 use crate::sampling::derive_seed;
+use crate::space::Space;
 
 /// What the model remembers between calls: the ℓ lengthscale chosen for the pairs (leave-one-out is O(N³)).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -48,18 +49,24 @@ pub fn region_of(ip: &IndirectProblem, a: &[f64]) -> (Region, Option<Node>) {
 }
 
 /// The embedding of the study, or `None` while neither a known conditional nor any pair is available.
-pub fn embedding(ctx: &Context<'_>, ip: &IndirectProblem, cache: &mut ModelCache) -> Result<Option<Embedding>> {
-    let dx = ctx.problem.space.dim();
+pub fn embedding(
+    target: &Space,
+    data: &Dataset,
+    seed: u64,
+    ip: &IndirectProblem,
+    cache: &mut ModelCache,
+) -> Result<Option<Embedding>> {
+    let dx = target.dim();
     if let Some(known) = &ip.known {
         return Ok(Some(Embedding::Known(KnownEmbedding::new(
             known.clone(),
-            ctx.problem.space.clone(),
+            target.clone(),
             ip.query_space.clone(),
             ip.samples,
-            ctx.study_seed,
+            seed,
         ))));
     }
-    let pairs: Vec<(Vec<f64>, Vec<f64>)> = ip.pairs.iter().chain(&ctx.data.pairs).cloned().collect();
+    let pairs: Vec<(Vec<f64>, Vec<f64>)> = ip.pairs.iter().chain(&data.pairs).cloned().collect();
     if pairs.len() < 2 {
         return Ok(None);
     }
@@ -71,8 +78,7 @@ pub fn embedding(ctx: &Context<'_>, ip: &IndirectProblem, cache: &mut ModelCache
 }
 
 /// Observed queries with their value and known noise variance, plus `fantasies` (region, value) appended.
-pub fn observations(ctx: &Context<'_>, ip: &IndirectProblem) -> Vec<(Region, f64, Option<f64>)> {
-    let d = &ctx.data;
+pub fn observations(d: &Dataset, ip: &IndirectProblem) -> Vec<(Region, f64, Option<f64>)> {
     (0..d.n())
         .filter_map(|i| {
             let a = d.query[i].as_ref()?;
@@ -84,15 +90,18 @@ pub fn observations(ctx: &Context<'_>, ip: &IndirectProblem) -> Vec<(Region, f64
 }
 
 impl IndirectModel {
-    /// Fits the CMP on the study's observations and `fantasies` (region, value in client units, noise var).
+    /// Fits the CMP on the study's observations `data` (target space `target`, study seed `seed`) and `fantasies`
+    /// (region, value in client units, noise var).
     pub fn fit(
-        ctx: &Context<'_>,
+        target: &Space,
+        data: &Dataset,
+        seed: u64,
         ip: &IndirectProblem,
         cache: &mut ModelCache,
         fantasies: &[(Region, f64, Option<f64>)],
     ) -> Result<Option<Self>> {
-        let Some(embedding) = embedding(ctx, ip, cache)? else { return Ok(None) };
-        let mut obs = observations(ctx, ip);
+        let Some(embedding) = embedding(target, data, seed, ip, cache)? else { return Ok(None) };
+        let mut obs = observations(data, ip);
         obs.extend(fantasies.iter().cloned());
         let ys: Vec<f64> = obs.iter().map(|o| o.1).collect();
         let (mean, scale) = standardizer(&ys);
@@ -100,13 +109,7 @@ impl IndirectModel {
         let reps = embedding.represent(&regions)?;
         let z: Vec<f64> = ys.iter().map(|y| (y - mean) / scale).collect();
         let noise: Vec<Option<f64>> = obs.iter().map(|o| o.2.map(|v| v / (scale * scale))).collect();
-        let data = CmpData {
-            dx: ctx.problem.space.dim(),
-            shared: embedding.shared_support(),
-            reps: &reps,
-            z: &z,
-            noise: &noise,
-        };
+        let data = CmpData { dx: target.dim(), shared: embedding.shared_support(), reps: &reps, z: &z, noise: &noise };
         let cmp = fit_cmp(data)?;
         Ok(Some(Self { cmp, embedding, mean, scale }))
     }
@@ -143,12 +146,11 @@ impl IndirectModel {
         self.scale
     }
 
-    /// The target point maximising the posterior mean of f, with the posterior (mean, sd) there.
-    pub fn recommend(&self, ctx: &Context<'_>) -> (Vec<f64>, f64, f64) {
-        let space = &ctx.problem.space;
+    /// The target point of `space` maximising the posterior mean of f, with the posterior (mean, sd) there.
+    pub fn recommend(&self, space: &Space, seed: u64) -> (Vec<f64>, f64, f64) {
         let acq = MeanOfF { cmp: &self.cmp, d: space.dim() };
         let cfg = OptimConfig { raw_samples: 1024, restarts: 4, max_iter: 60 };
-        let opt = maximize(&acq, space, &cfg, derive_seed(ctx.study_seed, 0xBE57), &[]);
+        let opt = maximize(&acq, space, &cfg, derive_seed(seed, 0xBE57), &[]);
         let (m, s) = self.posterior_f(&opt.x);
         (opt.x, m[0], s[0])
     }

@@ -33,8 +33,8 @@ pub use mean::{Bump, BumpsMean, MeanSpec};
 use crate::error::FieldError;
 use crate::gp::{self, Gp, GpConfig, Hyperparameters, MeanModel, NoiseModel};
 use crate::kernel::{Component, Kernel, KernelFamily};
+use crate::objective::Goal;
 use crate::space::{Role, Space};
-use crate::study::Goal;
 
 /// The `kernel` study block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

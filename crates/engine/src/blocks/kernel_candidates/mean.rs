@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::FieldError;
 use crate::gp::MeanFunction;
+use crate::objective::Goal;
 use crate::space::{Assignments, Space};
-use crate::study::Goal;
 
 /// One Gaussian bump of a prior mean.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
