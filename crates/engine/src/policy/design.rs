@@ -88,3 +88,8 @@ impl Policy for SobolSearch {
             .collect())
     }
 }
+
+/// The default size of a Sobol initial design over `d` decision parameters: `clamp(2·d + 1, 5, 20)`.
+pub fn default_initial_design(d: usize) -> usize {
+    (2 * d + 1).clamp(5, 20)
+}

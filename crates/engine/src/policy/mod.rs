@@ -1,38 +1,37 @@
-//! Policies: one [`Policy`] trait, one implementation per algorithm, and [`build`], which turns an
-//! `algorithm {name, options}` spec into a policy (`auto` picks one from the study's blocks).
+//! Policies: one [`Policy`] trait, one folder per family (plain, control sets, contexts, indirect, measurement,
+//! kernel candidates) with one implementation per algorithm, the shared surrogate ([`model`]) and initial design
+//! ([`design`]), and the [`registry`], which turns an `algorithm {name, options}` spec into a policy (`auto` picks
+//! one from the study's blocks).
 //!
 //! A policy is a pure function of (problem, dataset, pending points, policy state, seed). State it carries between
 //! steps lives in [`PolicyState`] (JSON), which the server stores with the study and hands back unchanged.
 
-mod candidate_baselines;
-mod candidate_models;
-mod context_bo;
-pub mod cvs;
+pub mod contexts;
+pub mod control_sets;
 mod design;
-mod elimination;
-mod gp_bo;
-mod he_gp_ucb;
-mod he_stableopt;
-mod indirect;
-pub mod lse;
+pub mod indirect;
+pub mod kernel_candidates;
+pub mod measurement;
 mod model;
-pub mod truvar;
+pub mod plain;
+pub mod registry;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use candidate_baselines::{BaselineKind, CandidateBaseline};
-pub use candidate_models::CandidateOptions;
-pub use context_bo::{ContextBo, ContextBoOptions, ContextMethod};
+pub use contexts::{ContextBo, ContextBoOptions, ContextMethod};
 pub use design::{RandomSearch, SobolSearch, initial_design_point};
-pub use gp_bo::{GpAcquisition, GpBo, GpBoOptions, SEPARATION, SEPARATION_LENGTHSCALE_CAP};
-pub use he_gp_ucb::HeGpUcb;
 pub use indirect::{CmesOptions, IndirectPolicy};
+pub use kernel_candidates::candidate_baselines::{BaselineKind, CandidateBaseline};
+pub use kernel_candidates::candidate_models::CandidateOptions;
+pub use kernel_candidates::he_gp_ucb::HeGpUcb;
 pub use model::{FixedHyperparameters, ModelOptions, OutputWarping, fit_model};
+pub use plain::{GpAcquisition, GpBo, GpBoOptions, SEPARATION, SEPARATION_LENGTHSCALE_CAP};
+pub use registry::{Algorithm, Family, REGISTRY, auto_choice, build};
 
 use crate::data::Dataset;
 use crate::error::{FieldError, Result};
-use crate::problem::{AlgorithmSpec, Problem};
+use crate::problem::Problem;
 use crate::space::{Assignments, Space};
 
 /// Everything a policy may look at.
@@ -181,160 +180,6 @@ pub trait Policy: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// Every algorithm name [`build`] accepts, besides `auto`.
-pub const ALGORITHMS: &[&str] = &[
-    "random",
-    "sobol",
-    "gp-ei",
-    "gp-ucb",
-    "gp-mes",
-    "gp-ts",
-    "gp-pi",
-    "sbo-kde",
-    "drbo-kde",
-    "stableopt",
-    "drbo-mmd",
-    "truvar",
-    "lse-gchk",
-    "lse-straddle",
-    "lse-var",
-    "he-gp-ucb",
-    "he-stableopt",
-    "mle-ucb",
-    "expected-ucb",
-    "a-gp-ucb",
-    "bocvs",
-    "ucb-psq",
-    "ts-psq",
-    "etc-cvs",
-    "ucb-cvs",
-    "cmes",
-    "cmets",
-];
-
-/// The algorithm `auto` resolves to for `problem`.
-pub fn auto_choice(problem: &Problem) -> &'static str {
-    if problem.control_sets.is_some() {
-        return "bocvs";
-    }
-    if let Some(ip) = &problem.indirect {
-        return if ip.tree.is_some() { "cmets" } else { "cmes" };
-    }
-    if problem.kernel_candidates.is_some() {
-        return "he-gp-ucb";
-    }
-    if !problem.contexts.is_empty() && problem.measurement.candidates.is_none() {
-        return "sbo-kde";
-    }
-    "gp-ei"
-}
-
-/// Whether `name` searches the continuous box and so would ignore a `candidates` block (a finite domain): the
-/// context, kernel-candidate and control-set families.
-fn continuous_only(name: &str) -> bool {
-    matches!(
-        name,
-        "sbo-kde"
-            | "drbo-kde"
-            | "stableopt"
-            | "drbo-mmd"
-            | "he-gp-ucb"
-            | "he-stableopt"
-            | "mle-ucb"
-            | "expected-ucb"
-            | "a-gp-ucb"
-    ) || cvs::NAMES.contains(&name)
-}
-
-/// Builds the policy named in `spec` for `problem`; errors name `algorithm.name` or `algorithm.options.*`.
-pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>, Vec<FieldError>> {
-    let name = if spec.name == "auto" { auto_choice(problem) } else { spec.name.as_str() };
-    let options = Value::Object(spec.options.clone());
-    if problem.control_sets.is_some() && !cvs::NAMES.contains(&name) {
-        return Err(vec![FieldError::new(
-            "algorithm.name",
-            format!("'{name}' cannot choose control sets; use 'auto' or one of {}", cvs::NAMES.join(", ")),
-        )]);
-    }
-    if problem.measurement.candidates.is_some() && continuous_only(name) {
-        return Err(vec![FieldError::new(
-            "candidates",
-            format!(
-                "'{name}' searches the continuous box and cannot keep to a candidate set; remove the block, or use \
-                 gp-ei, gp-ucb, gp-mes, gp-ts, gp-pi, truvar or lse-* (they choose among the candidates)"
-            ),
-        )]);
-    }
-    if problem.indirect.is_some() {
-        return IndirectPolicy::build(name, options, problem).map(|p| Box::new(p) as _);
-    }
-    match name {
-        "random" | "sobol" if !spec.options.is_empty() => Err(spec
-            .options
-            .keys()
-            .map(|k| {
-                FieldError::new(format!("algorithm.options.{k}"), format!("not an option of '{name}' (it has none)"))
-            })
-            .collect()),
-        "random" => Ok(Box::new(RandomSearch)),
-        "sobol" => Ok(Box::new(SobolSearch)),
-        "gp-ei" => GpBo::build(GpAcquisition::LogEi, options, problem.space.dim()).map(|p| Box::new(p) as _),
-        "gp-ucb" => GpBo::build(GpAcquisition::Ucb, options, problem.space.dim()).map(|p| Box::new(p) as _),
-        "gp-mes" => GpBo::build(GpAcquisition::Mes, options, problem.space.dim()).map(|p| Box::new(p) as _),
-        "gp-ts" => GpBo::build(GpAcquisition::Thompson, options, problem.space.dim()).map(|p| Box::new(p) as _),
-        "gp-pi" => GpBo::build(GpAcquisition::Pi, options, problem.space.dim()).map(|p| Box::new(p) as _),
-        "sbo-kde" | "drbo-kde" | "stableopt" | "drbo-mmd" => {
-            let method = match name {
-                "sbo-kde" => ContextMethod::SboKde,
-                "drbo-kde" => ContextMethod::DrboKde,
-                "stableopt" => ContextMethod::StableOpt,
-                _ => ContextMethod::DrboMmd,
-            };
-            if problem.contexts.is_empty() {
-                return Err(vec![FieldError::new(
-                    "algorithm.name",
-                    format!("'{name}' needs at least one parameter with role 'context'"),
-                )]);
-            }
-            ContextBo::build(method, options, problem.space.dim()).map(|p| Box::new(p) as _)
-        }
-        "truvar" => truvar::Truvar::build(options, problem).map(|p| Box::new(p) as _),
-        "lse-gchk" => lse::Lse::build(lse::LseRule::Gchk, options, problem).map(|p| Box::new(p) as _),
-        "lse-straddle" => lse::Lse::build(lse::LseRule::Straddle, options, problem).map(|p| Box::new(p) as _),
-        "lse-var" => lse::Lse::build(lse::LseRule::Var, options, problem).map(|p| Box::new(p) as _),
-        "he-gp-ucb" | "he-stableopt" | "mle-ucb" | "expected-ucb" | "a-gp-ucb" => {
-            build_candidate_policy(name, options, problem)
-        }
-        n if cvs::NAMES.contains(&n) => cvs::build(n, options, problem),
-        "cmes" | "cmets" => Err(vec![FieldError::new("algorithm.name", format!("'{name}' needs an 'indirect' block"))]),
-        other => Err(vec![FieldError::new(
-            "algorithm.name",
-            format!("unknown algorithm '{other}'; choose 'auto' or one of {}", ALGORITHMS.join(", ")),
-        )]),
-    }
-}
-
-/// The policies over `kernel.candidates` (seed 004).
-fn build_candidate_policy(name: &str, options: Value, problem: &Problem) -> Result<Box<dyn Policy>, Vec<FieldError>> {
-    candidate_models::require_candidates(problem, name)?;
-    let o = CandidateOptions::parse(options, name)?;
-    let names: Vec<String> =
-        problem.kernel_candidates.iter().flat_map(|s| s.models.iter().map(|m| m.name.clone())).collect();
-    Ok(match name {
-        "he-gp-ucb" => Box::new(HeGpUcb::new(o, names)),
-        "he-stableopt" => {
-            if !problem.space.is_continuous() {
-                return Err(vec![FieldError::new("algorithm.name", "he-stableopt needs float parameters only")]);
-            }
-            let eps = o.epsilon.unwrap_or(0.05);
-            Box::new(HeGpUcb::stable(o, eps, names))
-        }
-        "mle-ucb" => Box::new(CandidateBaseline::new(BaselineKind::Mle, o)),
-        "expected-ucb" => Box::new(CandidateBaseline::new(BaselineKind::ExpectedUcb, o)),
-        _ => Box::new(CandidateBaseline::new(BaselineKind::AGpUcb, o)),
-    })
-}
-
 /// Parses algorithm options into `T` (which should deny unknown fields), naming the offending option:
 /// `algorithm.options.<path>` from the deserialiser's path. Fields inside a `#[serde(flatten)]` struct (the shared
 /// surrogate options) lose that path, so for an error at the root each option is tried alone to find the culprit.
@@ -378,6 +223,17 @@ pub fn parse_options<T: for<'de> Deserialize<'de>>(options: Value) -> Result<T, 
         }
     }
     Err(vec![FieldError::new(join("algorithm.options", &path), msg)])
+}
+
+/// An `algorithm.options.<name>` error "must be between lo and hi" for each `(name, value, lo, hi)` out of range.
+pub(crate) fn out_of_range(checks: &[(&str, usize, usize, usize)]) -> Vec<FieldError> {
+    checks
+        .iter()
+        .filter(|(_, v, lo, hi)| !(lo..=hi).contains(&v))
+        .map(|(name, _, lo, hi)| {
+            FieldError::new(format!("algorithm.options.{name}"), format!("must be between {lo} and {hi}"))
+        })
+        .collect()
 }
 
 /// Decodes the parameters a candidate asks the client to set.

@@ -147,6 +147,20 @@ pub struct ModelState {
     pub fitted_at: usize,
 }
 
+impl ModelState {
+    /// Counts the stored fit as current at `n` observations, so that a read-only call (`recommend`, `predict`)
+    /// uses the stored hyperparameters instead of refitting (it still fits when none are stored).
+    pub fn hold_fit(&mut self, n: usize) {
+        self.fitted_at = n.max(self.fitted_at);
+    }
+}
+
+/// Posterior mean and standard deviation of `gp` at the rows of `xs` (the model's own units).
+pub(crate) fn posterior_at(gp: &Gp, xs: &[f64]) -> Vec<(f64, f64)> {
+    let (mu, var) = gp.posterior_batch(xs);
+    mu.into_iter().zip(var).map(|(m, v)| (m, v.max(0.0).sqrt())).collect()
+}
+
 /// State of a policy whose only state is its model (`gp_bo`, `context_bo`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct ModelPolicyState {
@@ -283,7 +297,7 @@ pub(crate) fn predict_default(
     options: &ModelOptions,
 ) -> Result<Option<Vec<(f64, f64)>>> {
     let mut ms = stored_model_state(state);
-    ms.fitted_at = ctx.data.n().max(ms.fitted_at);
+    ms.hold_fit(ctx.data.n());
     let Some(m) = fit_model(ctx, &mut ms, options)? else { return Ok(None) };
     let (mu, var) = m.gp.posterior_batch(xs);
     Ok(Some(mu.into_iter().zip(var).map(|(mean, v)| m.raw(mean, v.sqrt())).collect()))
@@ -297,7 +311,7 @@ pub(crate) fn recommend_by_mean(
     options: &ModelOptions,
 ) -> Result<Option<Recommendation>> {
     let mut ms = stored_model_state(state);
-    ms.fitted_at = ctx.data.n().max(ms.fitted_at);
+    ms.hold_fit(ctx.data.n());
     let Some(m) = fit_model(ctx, &mut ms, options)? else { return Ok(None) };
     let gp = &m.gp;
     let problem = ctx.problem;

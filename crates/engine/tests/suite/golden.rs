@@ -10,7 +10,7 @@
 //! Timings (`*_ms` diagnostics) are left out: they are the only nondeterministic output.
 
 use engine::data::{History, ObservationRecord, PendingRecord};
-use engine::policy::ALGORITHMS;
+use engine::policy::{Family, REGISTRY};
 use engine::space::Assignments;
 use engine::{PolicyState, Study, StudySpec, SuggestRequest};
 use rand::{SeedableRng, rngs::StdRng};
@@ -18,36 +18,20 @@ use serde_json::{Map, Value, json};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/golden.json");
 
-/// The study family an algorithm belongs to, which decides the blocks of its study.
-#[derive(Clone, Copy, PartialEq)]
-enum Family {
-    Plain,
-    Contexts,
-    LevelSet,
-    Kernel,
-    ControlSets,
-    Indirect,
-}
-
+/// The family of an algorithm, from the registry.
 fn family(algorithm: &str) -> Family {
-    match algorithm {
-        "sbo-kde" | "drbo-kde" | "stableopt" | "drbo-mmd" => Family::Contexts,
-        "truvar" | "lse-gchk" | "lse-straddle" | "lse-var" => Family::LevelSet,
-        "he-gp-ucb" | "he-stableopt" | "mle-ucb" | "expected-ucb" | "a-gp-ucb" => Family::Kernel,
-        "bocvs" | "ucb-psq" | "ts-psq" | "etc-cvs" | "ucb-cvs" => Family::ControlSets,
-        "cmes" | "cmets" => Family::Indirect,
-        _ => Family::Plain,
-    }
+    REGISTRY.iter().find(|a| a.name == algorithm).map_or(Family::Plain, |a| a.family)
 }
 
 /// Every case: each algorithm in its family's study, plus `auto` in each family and the plain family with a
 /// candidate set and a cost model.
 fn cases() -> Vec<(String, Value)> {
-    let mut out: Vec<(String, Value)> = ALGORITHMS.iter().map(|a| (a.to_string(), spec(a, family(a)))).collect();
+    let mut out: Vec<(String, Value)> =
+        REGISTRY.iter().map(|a| (a.name.to_string(), spec(a.name, family(a.name)))).collect();
     for (label, fam) in [
         ("auto/plain", Family::Plain),
         ("auto/contexts", Family::Contexts),
-        ("auto/kernel", Family::Kernel),
+        ("auto/kernel", Family::KernelCandidates),
         ("auto/control_sets", Family::ControlSets),
         ("auto/indirect", Family::Indirect),
     ] {
@@ -89,7 +73,7 @@ fn spec(algorithm: &str, fam: Family) -> Value {
                 {"context_samples": 64, "box_samples": 64, "raw_samples": 64, "initial_design": 4}))},
             "seed": 3
         }),
-        Family::LevelSet => json!({
+        Family::Measurement => json!({
             "parameters": [{"name": "x", "type": "float", "low": 0, "high": 1}],
             "candidates": {"grid": {"x": {"count": 31}}},
             "noise_levels": [
@@ -102,7 +86,7 @@ fn spec(algorithm: &str, fam: Family) -> Value {
                 json!({"initial_design": 3}) } else { json!({"noise_level": "medium", "initial_design": 3}) }},
             "seed": 5
         }),
-        Family::Kernel => json!({
+        Family::KernelCandidates => json!({
             "parameters": [{"name": "x", "type": "float", "low": 0, "high": 1}],
             "algorithm": {"name": algorithm, "options": {}},
             "kernel": {"candidates": [{"lengthscale": 0.1}, {"lengthscale": 0.3}, {"lengthscale": 1.0}],

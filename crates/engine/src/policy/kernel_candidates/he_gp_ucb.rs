@@ -42,11 +42,11 @@ use super::candidate_models::{
 };
 use super::elimination::{EliminationState, Issued, Prediction};
 use super::he_stableopt::{pessimistic_perturbation, robust_ucb_maximizer};
-use super::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation};
 use crate::acquisition::Ucb;
 use crate::blocks::kernel_candidates::CandidateSet;
 use crate::error::Result;
 use crate::gp::Gp;
+use crate::policy::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation};
 use crate::sampling::derive_seed;
 
 /// HE-GP-UCB (`epsilon: None`) or HE-StableOpt (`epsilon: Some(ε)`).

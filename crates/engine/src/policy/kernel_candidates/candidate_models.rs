@@ -4,15 +4,15 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::design::{design_candidate, design_index, initial_design_point};
-use super::gp_bo::Excluding;
-use super::model::top_rows;
-use super::{Candidate, Context, parse_options};
 use crate::acquisition::{Acquisition, Ucb};
 use crate::blocks::kernel_candidates::CandidateSet;
 use crate::error::FieldError;
 use crate::gp::Gp;
 use crate::optim::{OptimConfig, Optimum, maximize, maximize_over};
+use crate::policy::design::{design_candidate, design_index, initial_design_point};
+use crate::policy::model::top_rows;
+use crate::policy::plain::Excluding;
+use crate::policy::{Candidate, Context, parse_options};
 use crate::problem::Problem;
 use crate::space::{Domain, Space};
 

@@ -5,7 +5,7 @@
 //! NeurIPS 2023).
 //!
 //! Shared machinery, here: the GP surrogate over the full encoded space (the standard model of
-//! [`super::model`], squared-exponential ARD kernel by default as in the paper), per-set expectations
+//! [`crate::policy::model`], squared-exponential ARD kernel by default as in the paper), per-set expectations
 //! `E[a([x^i, X^{-i}])]` by sample-average approximation over fixed base samples of the uncontrolled parameters
 //! ([`crate::blocks::control_sets::ControlSets::samples`], `mc_samples`, default 1024 as in Tay et al.'s code) using
 //! [`crate::acquisition::ExpectedUcb`] (batched over the samples), their maximisation over the set's parameters (Sobol raw samples → best starts →
@@ -28,21 +28,18 @@ pub use bocvs::Bocvs;
 pub use psq::{EtcCvs, Psq};
 pub use ucb_cvs::UcbCvs;
 
-use super::design::initial_design_point;
-use super::model::{FittedModel, ModelOptions, ModelState, fit_model, top_rows};
-use super::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, parse_options};
 use crate::acquisition::{Acquisition, Expected, ExpectedUcb, ThompsonSample};
 use crate::blocks::control_sets::{ControlSets, RandomSamples};
 use crate::error::{FieldError, Result};
 use crate::gp::{Gp, PathwiseSample};
 use crate::kernel::KernelFamily;
 use crate::optim::{OptimConfig, maximize};
+use crate::policy::design::initial_design_point;
+use crate::policy::model::{FittedModel, ModelOptions, ModelState, fit_model, top_rows};
+use crate::policy::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, parse_options};
 use crate::problem::Problem;
 use crate::sampling::{Sobol, derive_seed};
 use crate::space::Space;
-
-/// Names of the control-set algorithms.
-pub const NAMES: [&str; 5] = ["bocvs", "ucb-psq", "ts-psq", "etc-cvs", "ucb-cvs"];
 
 /// Options shared by the control-set policies (`algorithm.options`); each policy accepts only its own subset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -436,7 +433,7 @@ pub(crate) fn recommend(
     let setting = Setting::new(ctx, &options)?;
     let mut ms: ModelState =
         state.0.get("model").and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
-    ms.fitted_at = ctx.data.n().max(ms.fitted_at);
+    ms.hold_fit(ctx.data.n());
     let Some(fitted) = fit_model(ctx, &mut ms, &options.model)? else { return Ok(None) };
     let gp = &fitted.gp;
     let best = setting

@@ -1,7 +1,7 @@
 //! Plain GP Bayesian optimisation: `gp-ei` (LogEI), `gp-ucb`, `gp-pi`, `gp-mes`, `gp-ts`.
 //!
 //! A scrambled-Sobol initial design of `initial_design` points (default `clamp(2·d + 1, 5, 20)`, d the number of
-//! decision parameters), then the standard GP ([`super::model`]) and the acquisition maximised by
+//! decision parameters), then the standard GP ([`crate::policy::model`]) and the acquisition maximised by
 //! [`crate::optim::maximize`] with the five best observations as extra starts. Studies with context parameters
 //! average the acquisition over the observed contexts (or use the context given with the request).
 //!
@@ -22,14 +22,14 @@ use rand::{SeedableRng, rngs::StdRng};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::{FittedModel, ModelOptions, OutputWarping, design_then_model, top_rows};
-use super::{Candidate, Context, Diagnostics, Policy, PolicyState, parse_options};
 use crate::acquisition::{
     Acquisition, Expected, LogEi, MaxValueSampler, Mes, Pi, ThompsonSample, Ucb, sample_max_values,
 };
 use crate::error::{FieldError, Result};
 use crate::gp::Gp;
 use crate::optim::{OptimConfig, Optimum, maximize, maximize_over};
+use crate::policy::model::{FittedModel, ModelOptions, OutputWarping, design_then_model, top_rows};
+use crate::policy::{Candidate, Context, Diagnostics, Policy, PolicyState, out_of_range, parse_options};
 use crate::sampling::{Sobol, derive_seed};
 
 /// Which acquisition a [`GpBo`] maximises.
@@ -109,25 +109,18 @@ impl GpBo {
         if !(options.beta.is_finite() && options.beta >= 0.0) {
             errors.push(FieldError::new("algorithm.options.beta", "must be a finite number ≥ 0"));
         }
-        for (name, v, lo, hi) in [
+        errors.extend(out_of_range(&[
             ("max_value_samples", options.max_value_samples, 1, 1024),
             ("thompson_features", options.thompson_features, 16, 16384),
             ("raw_samples", options.raw_samples, 1, 65536),
             ("restarts", options.restarts, 0, 256),
-        ] {
-            if !(lo..=hi).contains(&v) {
-                errors.push(FieldError::new(
-                    format!("algorithm.options.{name}"),
-                    format!("must be between {lo} and {hi}"),
-                ));
-            }
-        }
+        ]));
         errors.extend(options.model.validate(encoded_dim));
         if errors.is_empty() { Ok(Self { acquisition, options }) } else { Err(errors) }
     }
 
     fn initial_design(&self, d: usize) -> usize {
-        self.options.initial_design.unwrap_or((2 * d + 1).clamp(5, 20))
+        self.options.initial_design.unwrap_or(crate::policy::design::default_initial_design(d))
     }
 
     fn optim_config(&self) -> OptimConfig {
@@ -364,4 +357,40 @@ impl Acquisition for Excluding<'_> {
         }
         v
     }
+}
+
+/// `random`, `sobol` (no options) or one of the GP policies.
+pub fn build(
+    name: &str,
+    options: Value,
+    problem: &crate::problem::Problem,
+) -> std::result::Result<Box<dyn Policy>, Vec<FieldError>> {
+    let acquisition = match name {
+        "random" | "sobol" => {
+            if let Value::Object(m) = &options
+                && !m.is_empty()
+            {
+                return Err(m
+                    .keys()
+                    .map(|k| {
+                        FieldError::new(
+                            format!("algorithm.options.{k}"),
+                            format!("not an option of '{name}' (it has none)"),
+                        )
+                    })
+                    .collect());
+            }
+            return Ok(if name == "random" {
+                Box::new(crate::policy::RandomSearch)
+            } else {
+                Box::new(crate::policy::SobolSearch)
+            });
+        }
+        "gp-ei" => GpAcquisition::LogEi,
+        "gp-ucb" => GpAcquisition::Ucb,
+        "gp-mes" => GpAcquisition::Mes,
+        "gp-ts" => GpAcquisition::Thompson,
+        _ => GpAcquisition::Pi,
+    };
+    GpBo::build(acquisition, options, problem.space.dim()).map(|p| Box::new(p) as _)
 }

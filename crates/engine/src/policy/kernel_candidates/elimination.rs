@@ -13,8 +13,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::Context;
 use crate::blocks::kernel_candidates::{CandidateSet, InfoGainCache};
+use crate::policy::Context;
 
 /// Running sums of one index set S^u.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

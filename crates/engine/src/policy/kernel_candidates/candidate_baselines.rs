@@ -16,10 +16,10 @@ use super::candidate_models::{
     maximize_excluding, posterior_weights, taken_points,
 };
 use super::he_gp_ucb::{best_evidence, recommend_best_evidence};
-use super::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation};
 use crate::acquisition::Ucb;
 use crate::blocks::kernel_candidates::InfoGainCache;
 use crate::error::Result;
+use crate::policy::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation};
 use crate::sampling::derive_seed;
 
 /// Which baseline.

@@ -13,13 +13,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::design::{design_candidate, design_index, initial_design_point};
-use super::model::{ModelOptions, ModelState, fit_model};
 use super::truvar::sets::split_level_set;
-use super::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, parse_options};
 use crate::blocks::measurement::{self, level_set};
 use crate::error::{FieldError, Result};
 use crate::gp::Gp;
+use crate::policy::design::{default_initial_design, design_candidate, design_index, initial_design_point};
+use crate::policy::model::{ModelOptions, ModelState, fit_model, posterior_at};
+use crate::policy::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, parse_options};
 use crate::problem::Problem;
 
 /// Which rule.
@@ -166,7 +166,7 @@ impl Policy for Lse {
         let n_init = self.options.initial_design.unwrap_or(if self.options.model.fixed.is_some() {
             0
         } else {
-            (2 * problem.decision.len() + 1).clamp(5, 20)
+            default_initial_design(problem.decision.len())
         }) as u64;
         let mut index = design_index(ctx);
         let mut out = Vec::with_capacity(count);
@@ -241,7 +241,7 @@ impl Policy for Lse {
             return Ok(None);
         }
         let mut st: LseState = state.get();
-        st.model.fitted_at = ctx.data.n().max(st.model.fitted_at);
+        st.model.hold_fit(ctx.data.n());
         let Some(gp) = self.model(ctx, &mut st.model) else { return Ok(None) };
         let problem = ctx.problem;
         let domain = self.domain(problem);
@@ -280,10 +280,9 @@ impl Policy for Lse {
 
     fn predict(&self, ctx: &Context<'_>, state: &PolicyState, xs: &[f64]) -> Result<Option<Vec<(f64, f64)>>> {
         let mut st: LseState = state.get();
-        st.model.fitted_at = ctx.data.n().max(st.model.fitted_at);
+        st.model.hold_fit(ctx.data.n());
         let Some(gp) = self.model(ctx, &mut st.model) else { return Ok(None) };
-        let (mu, var) = gp.posterior_batch(xs);
-        Ok(Some(mu.into_iter().zip(var).map(|(m, v)| (m, v.max(0.0).sqrt())).collect()))
+        Ok(Some(posterior_at(&gp, xs)))
     }
 
     fn describe(&self, state: &PolicyState) -> Option<Value> {

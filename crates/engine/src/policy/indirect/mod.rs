@@ -21,14 +21,16 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::design::initial_design_point;
-use super::gp_bo::{GpAcquisition, GpBo};
-use super::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, parse_options};
 use crate::blocks::indirect::cmes::{CmesVariant, TargetMaxSampler, cmes_value, sample_target_max};
 use crate::blocks::indirect::model::{IndirectModel, ModelCache, region_of};
 use crate::blocks::indirect::{ActiveSet, IndirectProblem, Node, Region};
 use crate::data::Dataset;
 use crate::error::{FieldError, Result};
+use crate::policy::design::initial_design_point;
+use crate::policy::plain::{GpAcquisition, GpBo};
+use crate::policy::{
+    Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, out_of_range, parse_options,
+};
 use crate::problem::Problem;
 use crate::sampling::{Sobol, derive_seed};
 
@@ -150,16 +152,12 @@ fn parse_cmes(options: Value, unused: &[(&str, &str)]) -> Result<CmesOptions, Ve
         .map(|(k, why)| FieldError::new(format!("algorithm.options.{k}"), format!("not used here: {why}")))
         .collect();
     let o: CmesOptions = parse_options(options)?;
-    for (name, v, lo, hi) in [
+    errors.extend(out_of_range(&[
         ("max_value_samples", o.max_value_samples, 1, 256),
         ("target_grid", o.target_grid, 16, 4096),
         ("candidates", o.candidates, 1, 65536),
         ("initial_design", o.initial_design.unwrap_or(DEFAULT_INITIAL_DESIGN), 0, 1000),
-    ] {
-        if !(lo..=hi).contains(&v) {
-            errors.push(FieldError::new(format!("algorithm.options.{name}"), format!("must be between {lo} and {hi}")));
-        }
-    }
+    ]));
     if errors.is_empty() { Ok(o) } else { Err(errors) }
 }
 
@@ -220,13 +218,7 @@ impl Policy for IndirectPolicy {
         let mut st: IndirectState = state.get();
         if st.cache.cme_lengthscale.is_none() {
             // Choose ℓ once (recommendations of every policy use the CMP and read this cache).
-            crate::blocks::indirect::model::embedding(
-                &ctx.problem.space,
-                &ctx.data,
-                ctx.study_seed,
-                ip,
-                &mut st.cache,
-            )?;
+            crate::blocks::indirect::model::embedding(&ctx.problem.space, ctx.data, ctx.study_seed, ip, &mut st.cache)?;
         }
         let out = match &self.kind {
             Kind::Baseline(gp) => self.baseline(ctx, ip, gp, &mut st, count)?,
@@ -243,7 +235,7 @@ impl Policy for IndirectPolicy {
         if ctx.data.n() == 0 {
             return Ok(None);
         }
-        let Some(model) = IndirectModel::fit(&ctx.problem.space, &ctx.data, ctx.study_seed, ip, &mut st.cache, &[])?
+        let Some(model) = IndirectModel::fit(&ctx.problem.space, ctx.data, ctx.study_seed, ip, &mut st.cache, &[])?
         else {
             return Ok(None);
         };
@@ -254,7 +246,7 @@ impl Policy for IndirectPolicy {
     fn predict(&self, ctx: &Context<'_>, state: &PolicyState, xs: &[f64]) -> Result<Option<Vec<(f64, f64)>>> {
         let ip = indirect(ctx)?;
         let mut st: IndirectState = state.get();
-        let Some(model) = IndirectModel::fit(&ctx.problem.space, &ctx.data, ctx.study_seed, ip, &mut st.cache, &[])?
+        let Some(model) = IndirectModel::fit(&ctx.problem.space, ctx.data, ctx.study_seed, ip, &mut st.cache, &[])?
         else {
             return Ok(None);
         };
@@ -367,7 +359,7 @@ impl IndirectPolicy {
             let k = out.len() as u64;
             let seed = derive_seed(ctx.seed, k);
             let Some(model) =
-                IndirectModel::fit(&ctx.problem.space, &ctx.data, ctx.study_seed, ip, &mut st.cache, &fantasies)?
+                IndirectModel::fit(&ctx.problem.space, ctx.data, ctx.study_seed, ip, &mut st.cache, &fantasies)?
             else {
                 // No conditional yet (no pairs uploaded): keep exploring the query space by design.
                 let a = initial_design_point(&ip.query_space, index, ctx.study_seed);
@@ -461,4 +453,13 @@ fn candidate_queries(
         .collect();
     let costs = vec![1.0; pts.len()];
     (pts, costs)
+}
+
+/// `cmes` or `cmets` outside an indirect study: an error naming the missing block (inside one,
+/// [`crate::policy::registry::build`] hands every name to [`IndirectPolicy::build`]).
+pub fn build(name: &str, options: Value, problem: &Problem) -> std::result::Result<Box<dyn Policy>, Vec<FieldError>> {
+    if problem.indirect.is_none() {
+        return Err(vec![FieldError::new("algorithm.name", format!("'{name}' needs an 'indirect' block"))]);
+    }
+    IndirectPolicy::build(name, options, problem).map(|p| Box::new(p) as _)
 }

@@ -3,7 +3,7 @@
 //!
 //! Huang, Song, Xue, Qian, "Stochastic Bayesian Optimization with Unknown Continuous Context Distribution via
 //! Kernel Density Estimation", AAAI 2024. Each round: a GP on the joint input (x, c) (the standard model of
-//! [`super::model`], refitted on its schedule); `ucb(x, c) = μ + √β σ` with √β = 1.5 (App. B.1); then x maximises
+//! [`crate::policy::model`], refitted on its schedule); `ucb(x, c) = μ + √β σ` with √β = 1.5 (App. B.1); then x maximises
 //! - `sbo-kde` (Algorithm 1): `(1/M) Σ_m ucb(x, ĉ_m)`, ĉ_m ~ p̂ the KDE of the observed contexts ([`crate::kde`]),
 //!   M = 1024 fresh samples per round (sample-average approximation, fixed inside the optimiser);
 //! - `drbo-kde` (Algorithm 2): the worst case of that expectation over the total-variation ball of radius
@@ -30,8 +30,6 @@ use rand::{SeedableRng, rngs::StdRng};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::model::{FittedModel, ModelOptions, design_then_model, fit_model, stored_model_state, top_rows};
-use super::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, parse_options};
 use crate::acquisition::Acquisition;
 use crate::acquisition::context::{Aggregate, ContextAcquisition, ContextUcb, MeanOfFirst, Minimum, WorstCaseTv};
 use crate::acquisition::mmd_dro::{MmdBall, WorstCaseMmd};
@@ -39,6 +37,10 @@ use crate::error::{FieldError, Result};
 use crate::gp::Gp;
 use crate::kde::Kde;
 use crate::optim::{OptimConfig, maximize};
+use crate::policy::model::{FittedModel, ModelOptions, design_then_model, fit_model, stored_model_state, top_rows};
+use crate::policy::{
+    Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, out_of_range, parse_options,
+};
 use crate::sampling::{Sobol, derive_seed};
 
 /// Which context method.
@@ -146,27 +148,20 @@ impl ContextBo {
         if !(options.gamma > 0.0 && options.gamma < 1.0) {
             errors.push(FieldError::new("algorithm.options.gamma", "must be in (0, 1)"));
         }
-        for (name, v, lo, hi) in [
+        errors.extend(out_of_range(&[
             ("context_samples", options.context_samples, 1, 16384),
             ("box_samples", options.box_samples, 1, 16384),
             ("grid_size", options.grid_size, 2, 4096),
             ("raw_samples", options.raw_samples, 1, 65536),
             ("screening_contexts", options.screening_contexts, 1, 16384),
             ("restarts", options.restarts, 0, 256),
-        ] {
-            if !(lo..=hi).contains(&v) {
-                errors.push(FieldError::new(
-                    format!("algorithm.options.{name}"),
-                    format!("must be between {lo} and {hi}"),
-                ));
-            }
-        }
+        ]));
         errors.extend(options.model.validate(encoded_dim));
         if errors.is_empty() { Ok(Self { method, options }) } else { Err(errors) }
     }
 
     fn initial_design(&self, d: usize) -> usize {
-        self.options.initial_design.unwrap_or((2 * d + 1).clamp(5, 20))
+        self.options.initial_design.unwrap_or(crate::policy::design::default_initial_design(d))
     }
 }
 
@@ -210,7 +205,7 @@ impl Policy for ContextBo {
 
     fn recommend(&self, ctx: &Context<'_>, state: &PolicyState) -> Result<Option<Recommendation>> {
         let mut ms = stored_model_state(state);
-        ms.fitted_at = ctx.data.n().max(ms.fitted_at);
+        ms.hold_fit(ctx.data.n());
         let Some(m) = fit_model(ctx, &mut ms, &self.options.model)? else { return Ok(None) };
         let gp = &m.gp;
         let problem = ctx.problem;
@@ -454,4 +449,25 @@ fn screened_starts(
     let mut order: Vec<usize> = (0..v.len()).filter(|&i| v[i].is_finite()).collect();
     order.sort_by(|&a, &b| v[b].total_cmp(&v[a]));
     order.into_iter().take(restarts.max(1)).map(|i| pts[i * d..(i + 1) * d].to_vec()).collect()
+}
+
+/// `sbo-kde`, `drbo-kde`, `stableopt` or `drbo-mmd`; the study needs a parameter with role `context`.
+pub fn build(
+    name: &str,
+    options: Value,
+    problem: &crate::problem::Problem,
+) -> std::result::Result<Box<dyn Policy>, Vec<FieldError>> {
+    let method = match name {
+        "sbo-kde" => ContextMethod::SboKde,
+        "drbo-kde" => ContextMethod::DrboKde,
+        "stableopt" => ContextMethod::StableOpt,
+        _ => ContextMethod::DrboMmd,
+    };
+    if problem.contexts.is_empty() {
+        return Err(vec![FieldError::new(
+            "algorithm.name",
+            format!("'{name}' needs at least one parameter with role 'context'"),
+        )]);
+    }
+    ContextBo::build(method, options, problem.space.dim()).map(|p| Box::new(p) as _)
 }

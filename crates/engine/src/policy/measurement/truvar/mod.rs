@@ -28,12 +28,12 @@ use serde_json::{Value, json};
 pub use lookahead::{Lookahead, PriorGram, truncated_reduction};
 use sets::{Epoch, Schedule, potential_maximizers, split_level_set};
 
-use super::design::{design_candidate, design_index, initial_design_point};
-use super::model::{ModelOptions, ModelState, fit_model};
-use super::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, parse_options};
 use crate::blocks::measurement::{self, level_set};
 use crate::error::{FieldError, Result};
 use crate::gp::Gp;
+use crate::policy::design::{default_initial_design, design_candidate, design_index, initial_design_point};
+use crate::policy::model::{ModelOptions, ModelState, fit_model, posterior_at};
+use crate::policy::{Candidate, Context, Diagnostics, Policy, PolicyState, Recommendation, parse_options};
 use crate::problem::Problem;
 
 /// Options of `truvar` (`algorithm.options`).
@@ -173,7 +173,7 @@ impl Truvar {
         self.options.initial_design.unwrap_or(if self.options.model.fixed.is_some() {
             0
         } else {
-            (2 * d + 1).clamp(5, 20)
+            default_initial_design(d)
         })
     }
 
@@ -483,7 +483,7 @@ impl Policy for Truvar {
 
     fn recommend(&self, ctx: &Context<'_>, state: &PolicyState) -> Result<Option<Recommendation>> {
         let mut ms: TruvarState = state.get();
-        ms.model.fitted_at = ctx.data.n().max(ms.model.fitted_at);
+        ms.model.hold_fit(ctx.data.n());
         let Some(gp) = self.model(ctx, &mut ms.model) else { return Ok(None) };
         if ctx.data.n() == 0 {
             return Ok(None);
@@ -524,10 +524,9 @@ impl Policy for Truvar {
 
     fn predict(&self, ctx: &Context<'_>, state: &PolicyState, xs: &[f64]) -> Result<Option<Vec<(f64, f64)>>> {
         let mut ms: TruvarState = state.get();
-        ms.model.fitted_at = ctx.data.n().max(ms.model.fitted_at);
+        ms.model.hold_fit(ctx.data.n());
         let Some(gp) = self.model(ctx, &mut ms.model) else { return Ok(None) };
-        let (mu, var) = gp.posterior_batch(xs);
-        Ok(Some(mu.into_iter().zip(var).map(|(m, v)| (m, v.max(0.0).sqrt())).collect()))
+        Ok(Some(posterior_at(&gp, xs)))
     }
 
     fn describe(&self, state: &PolicyState) -> Option<Value> {

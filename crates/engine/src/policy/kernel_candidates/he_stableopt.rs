@@ -8,11 +8,11 @@
 //! The distance is the L∞ norm in encoded units, so Δε(x) ∩ D is the box `[x − ε, x + ε] ∩ [0, 1]^d` (the paper
 //! leaves d(·,·) open). Perturbed points are clipped to the domain, which keeps them in Δε(x).
 
-use super::Context;
 use super::candidate_models::{CandidateOptions, maximize_excluding};
 use crate::acquisition::{Acquisition, Ucb};
 use crate::gp::Gp;
 use crate::optim::{OptimConfig, Optimum, maximize};
+use crate::policy::Context;
 use crate::sampling::Sobol;
 use crate::space::{ParameterSpec, ParameterType, Space};
 
