@@ -4,6 +4,14 @@
 //! Data flows `space` → `gp` (with `kernel`, `linalg`) → `acquisition` → `optim` → `policy`; [`study::Study`] is
 //! the facade the server and the benchmarks call.
 //!
+//! **Public API for callers** (the server, `crates/bench`): the [`study`] facade (specs, `Study`, suggestions,
+//! recommendations, predictions) and the records of [`data`]; [`testfunctions`] (classic functions and GP-drawn
+//! ones); and, for benchmarks that simulate an environment or score with a known model: [`sampling`] (`Sobol`,
+//! `derive_seed`), [`special`] (normal cdf/pdf/quantile), [`distribution`], the environment of the blocks
+//! ([`blocks::control_sets::ControlSets::realise`], [`blocks::indirect::embedding::truncated_normal`]), and a GP
+//! with known hyperparameters ([`policy::FixedHyperparameters::gp`] → [`gp::Gp`], with [`kernel::KernelFamily`]).
+//! Everything else is public for the engine's own integration tests and may change.
+//!
 //! ```
 //! use engine::{History, ObservationRecord, PolicyState, Study, StudySpec, SuggestRequest};
 //! use serde_json::json;

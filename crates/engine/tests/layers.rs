@@ -9,7 +9,7 @@ use std::path::Path;
 const LAYERS: &[&[&str]] = &[
     &["error", "special"],
     &["linalg", "sampling", "distribution", "quasi_newton"],
-    &["space", "kernel", "kde", "objective", "testfunctions"],
+    &["space", "kernel", "kde", "objective"],
     &["gp"],
     &["acquisition"],
     &["optim"],
@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["blocks"],
     &["problem"],
     &["policy"],
-    &["study"],
+    &["study", "testfunctions"],
     &["lib"],
 ];
 

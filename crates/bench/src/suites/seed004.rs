@@ -34,10 +34,9 @@
 //! `SEED004_STANDARDIZE=1` (standardised outputs, as the authors' related code) and `SEED004_RKHS_BOUND=<B>`;
 //! `SEED004_DEBUG=<method>:<seed>` prints every step of that run.
 
-use engine::kernel::{Kernel, KernelFamily};
-use engine::linalg::Cholesky;
+use engine::kernel::KernelFamily;
+use engine::testfunctions::gp_prior_draw;
 use rand::{Rng, SeedableRng, rngs::StdRng};
-use rand_distr::StandardNormal;
 use serde_json::{Value, json};
 
 use crate::Args;
@@ -265,13 +264,8 @@ fn prior_mean_problem() -> Problem {
             let mut rng = StdRng::seed_from_u64(0xD00D ^ seed);
             let tallest = HILL_CANDIDATES[rng.random_range(0..HILL_CANDIDATES.len())];
             let enc: Vec<f64> = (0..GRID).map(|i| (i as f64 + 0.5) / GRID as f64).collect();
-            let k = Kernel::ard(KernelFamily::Rbf, 1);
-            let chol = Cholesky::factor(k.gram(&[0.05f64.ln(), 0.25f64.ln()], &enc)).expect("PSD with jitter");
-            let z: Vec<f64> = (0..GRID).map(|_| rng.sample(StandardNormal)).collect();
-            let l = chol.l();
-            let f: Vec<f64> = (0..GRID)
-                .map(|i| hill_mean(tallest, i as f64) + (0..=i).map(|j| l[(i, j)] * z[j]).sum::<f64>())
-                .collect();
+            let draw = gp_prior_draw(&enc, 1, KernelFamily::Rbf, &[0.05f64.ln(), 0.25f64.ln()], &mut rng);
+            let f: Vec<f64> = (0..GRID).map(|i| hill_mean(tallest, i as f64) + draw[i]).collect();
             let m = f.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             (Box::new(move |x: &[f64]| f[(x[0].round() as usize).min(GRID - 1)]), m)
         },

@@ -35,6 +35,7 @@ use crate::format::{Experiment, Latency, Method, Run, SuiteResult};
 use crate::plot::{Band, plot_experiment};
 use crate::runner::{Outcome, Step, parallel_map, run_loop};
 use crate::stats;
+use engine::testfunctions::known_gp;
 use functions::{PosteriorMeanFunction, argmax_mean, f1, grid_index, sample_gp, unit_grid};
 
 /// Runs the suite.
@@ -190,18 +191,12 @@ fn bo_functions(args: &Args, name: &str, entries: &[Entry]) -> anyhow::Result<(E
             },
             |_| false,
         )?;
-        let fixed = FixedHyperparameters {
-            lengthscales: vec![0.1],
-            outputscale: 1.0,
-            noise_variance: 1e-6,
-            standardize: false,
-        };
         let (mut xs, mut ys, mut x_axis, mut regret) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (t, s) in steps.iter().enumerate() {
             xs.extend([unit(&s.assignments, "x0"), unit(&s.assignments, "x1")]);
             ys.push(s.value);
             if (t + 1) % 5 == 0 {
-                let gp = fixed.gp(&Data::new(2, xs.clone(), ys.clone()), KernelFamily::Rbf)?;
+                let gp = known_gp(&Data::new(2, xs.clone(), ys.clone()), 0.1, 1e-6)?;
                 let reported = argmax_mean(&gp, &eval_grid);
                 x_axis.push((t + 1) as f64);
                 regret.push((fstar - f.eval(&reported)).max(0.0));

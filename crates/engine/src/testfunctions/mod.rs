@@ -4,6 +4,10 @@
 
 use std::f64::consts::{E, PI};
 
+mod gp_functions;
+
+pub use gp_functions::{PosteriorMeanFunction, argmax_mean, gp_prior_draw, known_gp, sample_gp};
+
 /// A named test function.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TestFunction {
