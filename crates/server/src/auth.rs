@@ -7,8 +7,8 @@ use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::api::AppState;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 fn is_public(path: &str) -> bool {
     matches!(path, "/healthz" | "/readyz" | "/openapi.json") || path == "/docs" || path.starts_with("/docs/")

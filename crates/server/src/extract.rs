@@ -7,8 +7,8 @@ use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::api::AppState;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// A JSON body; the raw bytes are kept for idempotency hashing.
 #[derive(Debug)]

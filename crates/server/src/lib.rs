@@ -15,14 +15,16 @@ pub mod error;
 pub mod extract;
 pub mod idempotency;
 pub mod metrics;
+pub mod state;
 pub mod store;
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use api::{AppState, app, openapi};
+pub use api::{app, openapi};
 pub use config::Config;
+pub use state::AppState;
 
 /// Connects to the database, runs migrations, and builds the handlers' state.
 pub async fn state(config: Config) -> anyhow::Result<AppState> {

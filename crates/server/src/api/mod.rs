@@ -1,6 +1,6 @@
-//! The HTTP API: router, OpenAPI document, shared state, and the conversions between stored rows and resources.
+//! The HTTP API: router, OpenAPI document, and the conversions between stored rows and resources.
 
-mod group_commit;
+pub(crate) mod group_commit;
 mod insight;
 mod observations;
 mod pairs;
@@ -8,8 +8,6 @@ mod studies;
 mod suggestions;
 mod system;
 pub mod types;
-
-use std::sync::Arc;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -23,27 +21,10 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use utoipa_swagger_ui::SwaggerUi;
 
-use crate::compute::Compute;
-use crate::config::Config;
 use crate::error::{ApiError, ApiResult};
-use crate::metrics::Metrics;
+use crate::state::AppState;
 use crate::store::{ObservationRow, Page, Store, StoreError, StudyRow, StudyTx, SuggestionRow};
 use types::{Budget, BudgetRemaining, ObservationResource, PageQuery, StudyCounts, StudyResource, SuggestionResource};
-
-/// Shared state of the handlers.
-#[derive(Clone)]
-pub struct AppState {
-    /// The store.
-    pub store: Arc<dyn Store>,
-    /// The configuration.
-    pub config: Arc<Config>,
-    /// The compute pool.
-    pub compute: Arc<Compute>,
-    /// The metrics.
-    pub metrics: Arc<Metrics>,
-    /// Single observations waiting for their study's group commit.
-    pub observations: Arc<group_commit::ObservationQueue>,
-}
 
 #[derive(OpenApi)]
 #[openapi(

@@ -1,0 +1,24 @@
+//! The shared state of the handlers and middleware.
+
+use std::sync::Arc;
+
+use crate::api::group_commit::ObservationQueue;
+use crate::compute::Compute;
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::store::Store;
+
+/// Shared state of the handlers.
+#[derive(Clone)]
+pub struct AppState {
+    /// The store.
+    pub store: Arc<dyn Store>,
+    /// The configuration.
+    pub config: Arc<Config>,
+    /// The compute pool.
+    pub compute: Arc<Compute>,
+    /// The metrics.
+    pub metrics: Arc<Metrics>,
+    /// Single observations waiting for their study's group commit.
+    pub observations: Arc<ObservationQueue>,
+}
