@@ -11,6 +11,7 @@ pub mod api;
 pub mod auth;
 pub mod compute;
 pub mod config;
+pub mod domain;
 pub mod error;
 pub mod extract;
 pub mod idempotency;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
+use server::domain::{AbandonReason, StudyStatus, SuggestionState};
 use server::store::{IdempotencyRow, ObservationRow, Page, Store, StoreError, StudyRow, SuggestionRow, connect};
 use uuid::Uuid;
 
@@ -61,7 +62,7 @@ fn study_row(name: &str) -> StudyRow {
         id: Uuid::new_v4(),
         seq: 0,
         name: name.into(),
-        status: "active".into(),
+        status: StudyStatus::Active,
         spec: json!({"parameters": [{"name": "x", "type": "float", "low": 0.0, "high": 1.0}], "seed": 3}),
         budget: Some(json!({"max_observations": 10})),
         suggestion_ttl_seconds: Some(60),
@@ -79,7 +80,7 @@ fn suggestion_row(study: Uuid, seq: i64, expires_at: Option<DateTime<Utc>>) -> S
         id: Uuid::new_v4(),
         study_id: study,
         seq,
-        state: "open".into(),
+        state: SuggestionState::Open,
         client_id: Some(format!("client-{seq}")),
         body: json!({"assignments": {"x": seq as f64 / 10.0}, "algorithm": "sobol"}),
         created_at: Utc::now(),
@@ -126,7 +127,7 @@ fn studies_are_created_fetched_and_listed_in_pages() {
             let got = create(&*store, &row).await;
             assert_eq!(got.id, row.id, "{b}");
             assert_eq!(got.name, row.name, "{b}");
-            assert_eq!(got.status, "active", "{b}");
+            assert_eq!(got.status, StudyStatus::Active, "{b}");
             assert_eq!(got.spec, row.spec, "{b}");
             assert_eq!(got.budget, row.budget, "{b}");
             assert_eq!(got.suggestion_ttl_seconds, Some(60), "{b}");
@@ -216,12 +217,14 @@ fn suggestions_are_inserted_closed_listed_by_shown_state_and_paged() {
             tx.insert_suggestion(r).await.expect("insert");
         }
         assert_eq!(tx.open_suggestions().await.expect("open").len(), 5, "{b}: stored state, expiry not applied");
-        tx.close_suggestion(rows[3].id, "completed", now, None).await.expect("close");
-        tx.close_suggestion(rows[4].id, "abandoned", now, Some("deleted")).await.expect("close");
+        tx.close_suggestion(rows[3].id, SuggestionState::Completed, now, None).await.expect("close");
+        tx.close_suggestion(rows[4].id, SuggestionState::Abandoned, now, Some(AbandonReason::Deleted))
+            .await
+            .expect("close");
         let open: Vec<Uuid> = tx.open_suggestions().await.expect("open").iter().map(|s| s.id).collect();
         assert_eq!(open, [rows[0].id, rows[1].id, rows[2].id], "{b}");
         let got = tx.suggestion(rows[4].id).await.expect("get").expect("exists");
-        assert_eq!((got.state.as_str(), got.abandon_reason.as_deref()), ("abandoned", Some("deleted")), "{b}");
+        assert_eq!((got.state, got.abandon_reason), (SuggestionState::Abandoned, Some(AbandonReason::Deleted)), "{b}");
         assert!(tx.suggestion(Uuid::new_v4()).await.expect("get").is_none(), "{b}");
         tx.commit().await.expect("commit");
 
@@ -230,7 +233,7 @@ fn suggestions_are_inserted_closed_listed_by_shown_state_and_paged() {
         assert_eq!(got.client_id.as_deref(), Some("client-3"), "{b}");
         assert!(got.expires_at.is_some_and(|t| same_time(t, future)), "{b}");
         let done = store.get_suggestion(study.id, rows[3].id).await.expect("get").expect("exists");
-        assert_eq!(done.state, "completed", "{b}");
+        assert_eq!(done.state, SuggestionState::Completed, "{b}");
         assert!(done.closed_at.is_some_and(|t| same_time(t, now)), "{b}");
         assert!(store.get_suggestion(other.id, rows[0].id).await.expect("get").is_none(), "{b}: other study");
 
@@ -238,6 +241,7 @@ fn suggestions_are_inserted_closed_listed_by_shown_state_and_paged() {
         let list = |state: Option<&'static str>, page: Page| {
             let store = &store;
             async move {
+                let state = state.map(|s| s.parse::<SuggestionState>().expect("a state"));
                 let rows = store.list_suggestions(sid, state, now, page).await.expect("list");
                 rows.iter().map(|s| s.seq).collect::<Vec<_>>()
             }
@@ -255,7 +259,8 @@ fn suggestions_are_inserted_closed_listed_by_shown_state_and_paged() {
         assert_eq!(list(None, Page { after: 3, limit: 10 }).await, [4, 5], "{b}");
         // Later, 3 has expired as well.
         let later = future + chrono::Duration::seconds(1);
-        let open_later = store.list_suggestions(study.id, Some("open"), later, Page::ALL).await.expect("list");
+        let open_later =
+            store.list_suggestions(study.id, Some(SuggestionState::Open), later, Page::ALL).await.expect("list");
         assert_eq!(open_later.iter().map(|s| s.seq).collect::<Vec<_>>(), [1], "{b}");
         assert!(store.list_suggestions(other.id, None, now, Page::ALL).await.expect("list").is_empty(), "{b}");
     });
@@ -376,7 +381,7 @@ fn update_study_writes_the_mutable_columns_and_totals_count_rows() {
             tx.insert_observation(&observation_row(study.id, seq, None)).await.expect("insert");
         }
         let mut changed = tx.study().clone();
-        changed.status = "completed".into();
+        changed.status = StudyStatus::Completed;
         changed.policy_state = json!({"draws": 3, "trace": [0.5, 0.25]});
         changed.n_observations = 3;
         changed.n_suggestions = 4;
@@ -388,7 +393,7 @@ fn update_study_writes_the_mutable_columns_and_totals_count_rows() {
         assert_eq!(tx.study().n_observations, 3, "{b}: the transaction sees its own update");
         tx.commit().await.expect("commit");
         let got = store.get_study(study.id).await.expect("get").expect("exists");
-        assert_eq!(got.status, "completed", "{b}");
+        assert_eq!(got.status, StudyStatus::Completed, "{b}");
         assert_eq!(got.policy_state, changed.policy_state, "{b}");
         assert_eq!((got.n_observations, got.n_suggestions, got.total_cost), (3, 4, 6.5), "{b}");
         assert!(same_time(got.updated_at, changed.updated_at), "{b}");
@@ -418,7 +423,7 @@ fn a_dropped_study_transaction_rolls_back_and_a_committed_one_persists() {
             async move {
                 let mut tx = store.lock_study(study.id).await.expect("lock").expect("exists");
                 tx.insert_suggestion(sug).await.expect("insert suggestion");
-                tx.close_suggestion(sug.id, "completed", Utc::now(), None).await.expect("close");
+                tx.close_suggestion(sug.id, SuggestionState::Completed, Utc::now(), None).await.expect("close");
                 tx.insert_observation(obs).await.expect("insert observation");
                 tx.put_idempotency(idem).await.expect("put");
                 let mut s = tx.study().clone();
@@ -442,7 +447,10 @@ fn a_dropped_study_transaction_rolls_back_and_a_committed_one_persists() {
         write(true).await;
         let got = store.get_study(study.id).await.expect("get").expect("exists");
         assert_eq!((got.n_observations, got.n_suggestions, &got.policy_state), (1, 1, &json!({"after": true})), "{b}");
-        assert_eq!(store.get_suggestion(study.id, sug.id).await.expect("get").expect("exists").state, "completed");
+        assert_eq!(
+            store.get_suggestion(study.id, sug.id).await.expect("get").expect("exists").state,
+            SuggestionState::Completed
+        );
         assert!(store.get_observation(study.id, obs.id).await.expect("get").is_some(), "{b}");
         assert!(store.get_idempotency("POST /x", "k").await.expect("get").is_some(), "{b}");
     });

@@ -152,7 +152,7 @@ async fn store_in_transaction(
     };
     let mut study = tx.study().clone();
     let now = Utc::now();
-    let archived = study.status == "archived";
+    let archived = study.status.accepts_writes().is_err();
     let engine = if archived {
         None
     } else {

@@ -21,6 +21,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use utoipa_swagger_ui::SwaggerUi;
 
+use crate::domain::{AbandonReason, StudyStatus, SuggestionState};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store::{ObservationRow, Page, Store, StoreError, StudyRow, StudyTx, SuggestionRow};
@@ -136,14 +137,8 @@ pub(crate) fn remaining(row: &StudyRow) -> Option<BudgetRemaining> {
 }
 
 /// The status a study should have given its budget (archived stays archived).
-pub(crate) fn status_for(row: &StudyRow) -> String {
-    if row.status == "archived" {
-        "archived".into()
-    } else if remaining(row).is_some_and(|r| r.spent) {
-        "completed".into()
-    } else {
-        "active".into()
-    }
+pub(crate) fn status_for(row: &StudyRow) -> StudyStatus {
+    row.status.after_write(remaining(row).is_some_and(|r| r.spent))
 }
 
 /// The study resource of a row.
@@ -153,7 +148,7 @@ pub(crate) fn study_resource(row: &StudyRow) -> ApiResult<StudyResource> {
     Ok(StudyResource {
         id: row.id,
         name: row.name.clone(),
-        status: row.status.clone(),
+        status: row.status.as_str().to_string(),
         spec: study.spec().clone(),
         budget: budget_of(row),
         suggestion_ttl: row.suggestion_ttl_seconds,
@@ -177,21 +172,17 @@ fn string(v: Option<&Value>) -> Option<String> {
 
 /// True when an open suggestion's time-to-live has passed.
 pub(crate) fn is_expired(s: &SuggestionRow, now: DateTime<Utc>) -> bool {
-    s.state == "open" && s.expires_at.is_some_and(|t| t <= now)
+    crate::domain::is_expired(s.state, s.expires_at, now)
 }
 
 /// The suggestion resource of a row (an open suggestion past its expiry shows as abandoned).
 pub(crate) fn suggestion_resource(s: &SuggestionRow, now: DateTime<Utc>) -> SuggestionResource {
     let b = &s.body;
-    let (state, reason, closed) = if is_expired(s, now) {
-        ("abandoned".to_string(), Some("expired".to_string()), s.expires_at)
-    } else {
-        (s.state.clone(), s.abandon_reason.clone(), s.closed_at)
-    };
+    let (state, reason, closed) = crate::domain::shown_state(s.state, s.expires_at, s.closed_at, s.abandon_reason, now);
     SuggestionResource {
         id: s.id,
         study_id: s.study_id,
-        state,
+        state: state.as_str().to_string(),
         client_id: s.client_id.clone(),
         assignments: object(b.get("assignments")),
         control_set: string(b.get("control_set")),
@@ -204,7 +195,7 @@ pub(crate) fn suggestion_resource(s: &SuggestionRow, now: DateTime<Utc>) -> Sugg
         created_at: s.created_at,
         expires_at: s.expires_at,
         closed_at: closed,
-        abandon_reason: reason,
+        abandon_reason: reason.map(|r| r.as_str().to_string()),
     }
 }
 
@@ -283,7 +274,7 @@ pub(crate) async fn expire_open(tx: &mut Box<dyn StudyTx>, now: DateTime<Utc>) -
     for s in open {
         if is_expired(&s, now) {
             let at = s.expires_at.unwrap_or(now);
-            tx.close_suggestion(s.id, "abandoned", at, Some("expired")).await?;
+            tx.close_suggestion(s.id, SuggestionState::Abandoned, at, Some(AbandonReason::Expired)).await?;
         } else {
             still.push(s);
         }

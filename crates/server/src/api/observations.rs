@@ -15,6 +15,7 @@ use super::{
     AppState, conflict_as, engine_study, expire_open, json_response, lock, next_cursor, observation_record,
     observation_resource, page_of, status_for, to_json,
 };
+use crate::domain::{AbandonReason, SuggestionState, TransitionError};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::idempotency::Idempotency;
@@ -58,21 +59,22 @@ pub(super) async fn prepare(
                 format!("no suggestion with id {sid} in this study"),
             )));
         };
-        match s.state.as_str() {
-            "completed" => {
+        match s.state.close_to(SuggestionState::Completed) {
+            Err(TransitionError::SuggestionCompleted) => {
                 return Ok(Err(ApiError::conflict(
                     "suggestion-completed",
                     format!("suggestion {sid} already has an observation; each suggestion is observed once"),
                 )));
             }
-            "abandoned" => {
-                let why = if s.abandon_reason.as_deref() == Some("expired") { "expired" } else { "was abandoned" };
+            Err(TransitionError::SuggestionAbandoned) => {
+                let why = if s.abandon_reason == Some(AbandonReason::Expired) { "expired" } else { "was abandoned" };
                 return Ok(Err(ApiError::conflict(
                     "suggestion-abandoned",
                     format!("suggestion {sid} {why}; report the run without suggestion_id, or ask for a new one"),
                 )));
             }
-            _ => {}
+            Err(e) => return Ok(Err(ApiError::internal("observing a suggestion", e))),
+            Ok(_) => {}
         }
         if let Some(a) = s.body.get("assignments").and_then(Value::as_object) {
             assignments.extend(a.clone());
@@ -125,7 +127,7 @@ pub(super) async fn apply(
     now: DateTime<Utc>,
 ) -> ApiResult<()> {
     if let Some(sid) = p.completes {
-        tx.close_suggestion(sid, "completed", now, None).await?;
+        tx.close_suggestion(sid, SuggestionState::Completed, now, None).await?;
     }
     tx.insert_observation(&p.row).await.map_err(conflict_as(
         "suggestion-completed",
@@ -168,7 +170,7 @@ async fn begin(
         return Ok(Err(idem.replay(&row)?));
     }
     let study = tx.study().clone();
-    if study.status == "archived" {
+    if study.status.accepts_writes().is_err() {
         return Err(ApiError::conflict("study-archived", "the study is archived; it accepts no new observations"));
     }
     expire_open(&mut tx, Utc::now()).await?;

@@ -69,7 +69,7 @@ pub async fn upload_pairs(
         return idem.replay(&row);
     }
     let mut study = tx.study().clone();
-    if study.status == "archived" {
+    if study.status.accepts_writes().is_err() {
         return Err(ApiError::conflict("study-archived", "the study is archived; it accepts no new pairs"));
     }
     let engine = engine_study(&study)?;

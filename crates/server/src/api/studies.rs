@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use super::types::{Budget, CreateStudy, PageQuery, StudyPage, StudyResource};
 use super::{AppState, json_response, lock, next_cursor, page_of, study_resource, to_json};
+use crate::domain::StudyStatus;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery, from_value};
 use crate::idempotency::Idempotency;
@@ -114,7 +115,7 @@ pub async fn create_study(
         id,
         seq: 0,
         name,
-        status: "active".into(),
+        status: StudyStatus::Active,
         spec: to_json(study.spec())?,
         budget: budget.as_ref().map(to_json).transpose()?,
         suggestion_ttl_seconds: ttl,
@@ -203,8 +204,8 @@ pub async fn archive_study(
 ) -> ApiResult<axum::Json<StudyResource>> {
     let mut tx = lock(&state, study_id).await?;
     let mut row = tx.study().clone();
-    if row.status != "archived" {
-        row.status = "archived".into();
+    if row.status.archive() != row.status {
+        row.status = row.status.archive();
         row.updated_at = Utc::now();
         tx.update_study(&row).await?;
     }

@@ -15,6 +15,7 @@ use super::{
     AppState, engine_study, expire_open, history, json_response, lock, next_cursor, page_of, remaining,
     suggestion_resource, to_json,
 };
+use crate::domain::{AbandonReason, SuggestionState, TransitionError};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::idempotency::Idempotency;
@@ -68,7 +69,7 @@ pub async fn create_suggestions(
         return idem.replay(&row);
     }
     let mut study = tx.study().clone();
-    if study.status == "archived" {
+    if study.status.accepts_writes().is_err() {
         return Err(ApiError::conflict("study-archived", "the study is archived; it accepts no new suggestions"));
     }
     let now = Utc::now();
@@ -121,7 +122,7 @@ pub async fn create_suggestions(
             id: Uuid::new_v4(),
             study_id,
             seq: study.n_suggestions + i as i64 + 1,
-            state: "open".into(),
+            state: SuggestionState::Open,
             client_id: req.client_id.clone(),
             body: to_json(s)?,
             created_at: now,
@@ -177,18 +178,19 @@ pub async fn list_suggestions(
     ApiPath(study_id): ApiPath<Uuid>,
     ApiQuery(q): ApiQuery<SuggestionQuery>,
 ) -> ApiResult<axum::Json<SuggestionPage>> {
-    if let Some(s) = &q.state
-        && !matches!(s.as_str(), "open" | "completed" | "abandoned")
-    {
-        return Err(ApiError::bad_field("state", "must be open, completed or abandoned"));
-    }
+    let shown = q
+        .state
+        .as_deref()
+        .map(str::parse::<SuggestionState>)
+        .transpose()
+        .map_err(|_| ApiError::bad_field("state", "must be open, completed or abandoned"))?;
     let page = page_of(&super::types::PageQuery { limit: q.limit, after: q.after.clone() })?;
     if state.store.get_study(study_id).await?.is_none() {
         return Err(ApiError::not_found("study", study_id));
     }
     // The store filters on the state shown (expired open suggestions count as abandoned) before paging.
     let now = Utc::now();
-    let rows = state.store.list_suggestions(study_id, q.state.as_deref(), now, page).await?;
+    let rows = state.store.list_suggestions(study_id, shown, now, page).await?;
     let next_cursor = next_cursor(page, rows.len(), rows.last().map(|r| r.seq));
     let suggestions = rows.iter().map(|r| suggestion_resource(r, now)).collect();
     Ok(axum::Json(SuggestionPage { suggestions, next_cursor }))
@@ -242,20 +244,21 @@ pub async fn abandon_suggestion(
     expire_open(&mut tx, now).await?;
     let mut row =
         tx.suggestion(suggestion_id).await?.ok_or_else(|| ApiError::not_found("suggestion", suggestion_id))?;
-    match row.state.as_str() {
-        "completed" => {
+    match row.state.close_to(SuggestionState::Abandoned) {
+        Err(TransitionError::SuggestionCompleted) => {
             return Err(ApiError::conflict("suggestion-completed", "the suggestion already has an observation"));
         }
-        "open" => {
-            tx.close_suggestion(row.id, "abandoned", now, Some("deleted")).await?;
-            row.state = "abandoned".into();
+        Err(e) => return Err(ApiError::internal("abandoning a suggestion", e)),
+        Ok(true) => {
+            tx.close_suggestion(row.id, SuggestionState::Abandoned, now, Some(AbandonReason::Deleted)).await?;
+            row.state = SuggestionState::Abandoned;
             row.closed_at = Some(now);
-            row.abandon_reason = Some("deleted".into());
+            row.abandon_reason = Some(AbandonReason::Deleted);
             let mut study = tx.study().clone();
             study.updated_at = now;
             tx.update_study(&study).await?;
         }
-        _ => {}
+        Ok(false) => {}
     }
     tx.commit().await?;
     Ok(axum::Json(suggestion_resource(&row, now)))

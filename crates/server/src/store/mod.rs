@@ -14,6 +14,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::domain::{AbandonReason, StudyStatus, SuggestionState};
+
 pub use sql::{PgStore, SqliteStore};
 
 /// A boxed, sendable future (the store is used as `dyn Store`).
@@ -49,7 +51,7 @@ pub struct StudyRow {
     /// Display name.
     pub name: String,
     /// `active`, `completed` or `archived`.
-    pub status: String,
+    pub status: StudyStatus,
     /// The engine `StudySpec` as JSON, seed filled in.
     pub spec: Value,
     /// Budget as JSON, if any.
@@ -80,7 +82,7 @@ pub struct SuggestionRow {
     /// 1, 2, … within the study.
     pub seq: i64,
     /// `open`, `completed` or `abandoned`.
-    pub state: String,
+    pub state: SuggestionState,
     /// The client it was handed to.
     pub client_id: Option<String>,
     /// The engine suggestion as JSON (assignments, control_set, noise_level, query, expected_cost, predicted, …).
@@ -92,7 +94,7 @@ pub struct SuggestionRow {
     /// When it was completed or abandoned.
     pub closed_at: Option<DateTime<Utc>>,
     /// `deleted` or `expired` for abandoned suggestions.
-    pub abandon_reason: Option<String>,
+    pub abandon_reason: Option<AbandonReason>,
 }
 
 /// A stored observation.
@@ -197,7 +199,7 @@ pub trait Store: Send + Sync + 'static {
     fn list_suggestions<'a>(
         &'a self,
         study_id: Uuid,
-        state: Option<&'a str>,
+        state: Option<SuggestionState>,
         now: DateTime<Utc>,
         page: Page,
     ) -> BoxFut<'a, StoreResult<Vec<SuggestionRow>>>;
@@ -241,9 +243,9 @@ pub trait StudyTx: Send {
     fn close_suggestion<'a>(
         &'a mut self,
         id: Uuid,
-        state: &'a str,
+        state: SuggestionState,
         at: DateTime<Utc>,
-        reason: Option<&'a str>,
+        reason: Option<AbandonReason>,
     ) -> BoxFut<'a, StoreResult<()>>;
     /// The study's uploaded pair batches, in order.
     fn pair_batches(&mut self) -> BoxFut<'_, StoreResult<Vec<PairBatchRow>>>;

@@ -14,6 +14,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::types::Json;
 use uuid::Uuid;
 
+use crate::domain::{AbandonReason, SuggestionState};
+
 use super::{
     BoxFut, IdempotencyRow, ObservationRow, Page, PairBatchRow, Store, StoreError, StoreResult, StudyRow, StudyTx,
     SuggestionRow,
@@ -247,7 +249,7 @@ macro_rules! sql_store {
             fn list_suggestions<'a>(
                 &'a self,
                 study_id: Uuid,
-                state: Option<&'a str>,
+                state: Option<SuggestionState>,
                 now: DateTime<Utc>,
                 page: Page,
             ) -> BoxFut<'a, StoreResult<Vec<SuggestionRow>>> {
@@ -411,9 +413,9 @@ macro_rules! sql_store {
             fn close_suggestion<'a>(
                 &'a mut self,
                 id: Uuid,
-                state: &'a str,
+                state: SuggestionState,
                 at: DateTime<Utc>,
-                reason: Option<&'a str>,
+                reason: Option<AbandonReason>,
             ) -> BoxFut<'a, StoreResult<()>> {
                 Box::pin(async move {
                     sqlx::query(
