@@ -82,7 +82,8 @@ fn suggestion_row(study: Uuid, seq: i64, expires_at: Option<DateTime<Utc>>) -> S
         seq,
         state: SuggestionState::Open,
         client_id: Some(format!("client-{seq}")),
-        body: json!({"assignments": {"x": seq as f64 / 10.0}, "algorithm": "sobol"}),
+        body: serde_json::from_value(json!({"assignments": {"x": seq as f64 / 10.0}, "algorithm": "sobol"}))
+            .expect("a stored suggestion"),
         created_at: Utc::now(),
         expires_at,
         closed_at: None,

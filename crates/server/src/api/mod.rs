@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use engine::{History, ObservationRecord, PairRecord, PendingRecord, Study, StudySpec};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
@@ -162,10 +162,6 @@ pub(crate) fn study_resource(row: &StudyRow) -> ApiResult<StudyResource> {
     })
 }
 
-fn object(v: Option<&Value>) -> Map<String, Value> {
-    v.and_then(Value::as_object).cloned().unwrap_or_default()
-}
-
 fn string(v: Option<&Value>) -> Option<String> {
     v.and_then(Value::as_str).map(str::to_string)
 }
@@ -184,14 +180,14 @@ pub(crate) fn suggestion_resource(s: &SuggestionRow, now: DateTime<Utc>) -> Sugg
         study_id: s.study_id,
         state: state.as_str().to_string(),
         client_id: s.client_id.clone(),
-        assignments: object(b.get("assignments")),
-        control_set: string(b.get("control_set")),
-        noise_level: string(b.get("noise_level")),
-        query: b.get("query").filter(|q| !q.is_null()).cloned(),
-        expected_cost: b.get("expected_cost").and_then(Value::as_f64),
-        predicted: b.get("predicted").and_then(|p| serde_json::from_value(p.clone()).ok()),
-        algorithm: string(b.get("algorithm")).unwrap_or_default(),
-        diagnostics: b.get("diagnostics").cloned().unwrap_or_else(|| Value::Object(Map::new())),
+        assignments: b.assignments.clone(),
+        control_set: b.control_set.clone(),
+        noise_level: b.noise_level.clone(),
+        query: b.query.clone().map(Value::Object),
+        expected_cost: b.expected_cost,
+        predicted: b.predicted,
+        algorithm: b.algorithm.clone(),
+        diagnostics: b.diagnostics.clone(),
         created_at: s.created_at,
         expires_at: s.expires_at,
         closed_at: closed,
@@ -234,13 +230,7 @@ pub(crate) fn observation_record(o: &ObservationRow) -> ObservationRecord {
 
 /// The engine record of an open suggestion.
 pub(crate) fn pending_record(s: &SuggestionRow) -> PendingRecord {
-    PendingRecord {
-        assignments: object(s.body.get("assignments")),
-        control_set: string(s.body.get("control_set")),
-        noise_level: string(s.body.get("noise_level")),
-        query: s.body.get("query").and_then(Value::as_object).cloned(),
-        context: s.body.get("context").and_then(Value::as_object).cloned(),
-    }
+    s.body.pending()
 }
 
 /// The history the engine sees (`pairs`: those uploaded to an indirect study; pairs of the spec come on top), with

@@ -76,13 +76,16 @@ pub(super) async fn prepare(
             Err(e) => return Ok(Err(ApiError::internal("observing a suggestion", e))),
             Ok(_) => {}
         }
-        if let Some(a) = s.body.get("assignments").and_then(Value::as_object) {
-            assignments.extend(a.clone());
+        let b = s.body;
+        assignments.extend(b.assignments);
+        if let Some(c) = b.control_set {
+            extra.insert("control_set".into(), Value::String(c));
         }
-        for k in ["control_set", "noise_level", "query"] {
-            if let Some(v) = s.body.get(k).filter(|v| !v.is_null()) {
-                extra.insert(k.into(), v.clone());
-            }
+        if let Some(n) = b.noise_level {
+            extra.insert("noise_level".into(), Value::String(n));
+        }
+        if let Some(q) = b.query {
+            extra.insert("query".into(), Value::Object(q));
         }
     } else if body.assignments.is_none() {
         return Ok(Err(ApiError::field(field("assignments"), "required when there is no suggestion_id")));

@@ -15,7 +15,7 @@ use super::{
     AppState, engine_study, expire_open, history, json_response, lock, next_cursor, page_of, remaining,
     suggestion_resource, to_json,
 };
-use crate::domain::{AbandonReason, SuggestionState, TransitionError};
+use crate::domain::{AbandonReason, StoredSuggestion, SuggestionState, TransitionError};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::idempotency::Idempotency;
@@ -124,7 +124,7 @@ pub async fn create_suggestions(
             seq: study.n_suggestions + i as i64 + 1,
             state: SuggestionState::Open,
             client_id: req.client_id.clone(),
-            body: to_json(s)?,
+            body: StoredSuggestion::from_engine(s).map_err(|e| ApiError::internal("storing a suggestion", e))?,
             created_at: now,
             expires_at,
             closed_at: None,

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::domain::{AbandonReason, StudyStatus, SuggestionState};
+use crate::domain::{AbandonReason, StoredSuggestion, StudyStatus, SuggestionState};
 
 pub use sql::{PgStore, SqliteStore};
 
@@ -86,7 +86,7 @@ pub struct SuggestionRow {
     /// The client it was handed to.
     pub client_id: Option<String>,
     /// The engine suggestion as JSON (assignments, control_set, noise_level, query, expected_cost, predicted, …).
-    pub body: Value,
+    pub body: StoredSuggestion,
     /// Creation time.
     pub created_at: DateTime<Utc>,
     /// When it expires while open.

@@ -14,7 +14,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::types::Json;
 use uuid::Uuid;
 
-use crate::domain::{AbandonReason, SuggestionState};
+use crate::domain::{AbandonReason, StoredSuggestion, SuggestionState};
 
 use super::{
     BoxFut, IdempotencyRow, ObservationRow, Page, PairBatchRow, Store, StoreError, StoreResult, StudyRow, StudyTx,
@@ -81,7 +81,7 @@ macro_rules! sql_store {
                 seq: r.try_get("seq")?,
                 state: r.try_get("state")?,
                 client_id: r.try_get("client_id")?,
-                body: r.try_get::<Json<Value>, _>("body")?.0,
+                body: r.try_get::<Json<StoredSuggestion>, _>("body")?.0,
                 created_at: r.try_get("created_at")?,
                 expires_at: r.try_get("expires_at")?,
                 closed_at: r.try_get("closed_at")?,
