@@ -1,9 +1,11 @@
 //! bayesd server: the HTTP ask-tell API over studies stored in Postgres or an embedded SQLite file.
 //!
-//! Request flow: [`api`] handlers parse and validate (problem+json errors naming fields, [`error`], [`extract`]),
-//! take the study's write lock through the [`store`] (one transaction per request; concurrent single observations
-//! of one study share one transaction per queued group, `api/group_commit.rs`), run the engine off the async
-//! runtime ([`compute`]), store the result with the policy state, and commit. No linear algebra here.
+//! Request flow: [`api`] handlers parse and validate the request (problem+json errors naming fields, [`error`],
+//! [`extract`]), call the [`service`] layer and build the response. The service takes the study's write lock
+//! through the [`store`] (one transaction per request; concurrent single observations of one study share one
+//! transaction per queued group, `service/group_commit.rs`), applies the domain rules (idempotency, the states and
+//! transitions of [`domain`], budget, expiry, re-delivery), runs the engine off the async runtime ([`compute`]),
+//! stores the result with the policy state, and commits. [`state`] holds what handlers share. No linear algebra.
 
 #![forbid(unsafe_code)]
 
@@ -16,6 +18,7 @@ pub mod error;
 pub mod extract;
 pub mod idempotency;
 pub mod metrics;
+pub mod service;
 pub mod state;
 pub mod store;
 

@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use crate::api::group_commit::ObservationQueue;
 use crate::compute::Compute;
 use crate::config::Config;
 use crate::metrics::Metrics;
+use crate::service::group_commit::ObservationQueue;
 use crate::store::Store;
 
 /// Shared state of the handlers.

@@ -1,204 +1,20 @@
 //! `/v1/studies/{study_id}/observations`: tell one observation or a batch, list (JSON pages or CSV), get.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, Utc};
-use engine::{FieldError, Study};
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use uuid::Uuid;
 
-use super::group_commit::ObservationQueue;
 use super::types::{CreateObservation, CreateObservationBatch, ObservationList, ObservationPage, ObservationResource};
-use super::{
-    AppState, conflict_as, engine_study, expire_open, json_response, lock, next_cursor, observation_record,
-    observation_resource, page_of, status_for, to_json,
-};
-use crate::domain::{AbandonReason, SuggestionState, TransitionError};
+use super::{next_cursor, page_of};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::idempotency::Idempotency;
-use crate::store::{ObservationRow, Page, StoreError, StoreResult, StudyRow, StudyTx};
-
-fn prefixed(prefix: &str, errors: Vec<FieldError>) -> ApiError {
-    ApiError::validation(
-        errors
-            .into_iter()
-            .map(|e| {
-                FieldError::new(if prefix.is_empty() { e.field } else { format!("{prefix}.{}", e.field) }, e.message)
-            })
-            .collect(),
-    )
-}
-
-/// An observation checked under the study lock and ready to write.
-pub(super) struct Prepared {
-    pub(super) row: ObservationRow,
-    /// The open suggestion it completes.
-    pub(super) completes: Option<Uuid>,
-}
-
-/// Checks one observation inside the study transaction without writing anything: the outer error is a storage
-/// failure (the transaction is unusable), the inner one the client's mistake (nothing was written for it).
-pub(super) async fn prepare(
-    tx: &mut Box<dyn StudyTx>,
-    study: &StudyRow,
-    engine: &Study,
-    body: CreateObservation,
-    prefix: &str,
-    now: DateTime<Utc>,
-) -> StoreResult<ApiResult<Prepared>> {
-    let field = |f: &str| if prefix.is_empty() { f.to_string() } else { format!("{prefix}.{f}") };
-    let mut assignments = Map::new();
-    let mut extra = Map::new();
-    if let Some(sid) = body.suggestion_id {
-        let Some(s) = tx.suggestion(sid).await? else {
-            return Ok(Err(ApiError::field(
-                field("suggestion_id"),
-                format!("no suggestion with id {sid} in this study"),
-            )));
-        };
-        match s.state.close_to(SuggestionState::Completed) {
-            Err(TransitionError::SuggestionCompleted) => {
-                return Ok(Err(ApiError::conflict(
-                    "suggestion-completed",
-                    format!("suggestion {sid} already has an observation; each suggestion is observed once"),
-                )));
-            }
-            Err(TransitionError::SuggestionAbandoned) => {
-                let why = if s.abandon_reason == Some(AbandonReason::Expired) { "expired" } else { "was abandoned" };
-                return Ok(Err(ApiError::conflict(
-                    "suggestion-abandoned",
-                    format!("suggestion {sid} {why}; report the run without suggestion_id, or ask for a new one"),
-                )));
-            }
-            Err(e) => return Ok(Err(ApiError::internal("observing a suggestion", e))),
-            Ok(_) => {}
-        }
-        let b = s.body;
-        assignments.extend(b.assignments);
-        if let Some(c) = b.control_set {
-            extra.insert("control_set".into(), Value::String(c));
-        }
-        if let Some(n) = b.noise_level {
-            extra.insert("noise_level".into(), Value::String(n));
-        }
-        if let Some(q) = b.query {
-            extra.insert("query".into(), Value::Object(q));
-        }
-    } else if body.assignments.is_none() {
-        return Ok(Err(ApiError::field(field("assignments"), "required when there is no suggestion_id")));
-    }
-    if let Some(a) = body.assignments {
-        assignments.extend(a);
-    }
-    if let Some(c) = body.control_set {
-        extra.insert("control_set".into(), Value::String(c));
-    }
-    if let Some(n) = body.noise_level {
-        extra.insert("noise_level".into(), Value::String(n));
-    }
-    if let Some(q) = body.query {
-        extra.insert("query".into(), Value::Object(q));
-    }
-    let row = ObservationRow {
-        id: Uuid::new_v4(),
-        study_id: study.id,
-        seq: study.n_observations + 1,
-        suggestion_id: body.suggestion_id,
-        assignments: Value::Object(assignments),
-        value: body.value,
-        value_stddev: body.value_stddev,
-        cost: body.cost,
-        failed: body.failed.unwrap_or(false),
-        metadata: body.metadata.map(Value::Object),
-        extra: Value::Object(extra),
-        created_at: now,
-    };
-    if let Err(e) = engine.validate_observation(&observation_record(&row)) {
-        return Ok(Err(prefixed(prefix, e)));
-    }
-    Ok(Ok(Prepared { row, completes: body.suggestion_id }))
-}
-
-/// Writes a prepared observation (completing its suggestion) and updates `study`'s counters.
-pub(super) async fn apply(
-    tx: &mut Box<dyn StudyTx>,
-    study: &mut StudyRow,
-    p: &Prepared,
-    now: DateTime<Utc>,
-) -> ApiResult<()> {
-    if let Some(sid) = p.completes {
-        tx.close_suggestion(sid, SuggestionState::Completed, now, None).await?;
-    }
-    tx.insert_observation(&p.row).await.map_err(conflict_as(
-        "suggestion-completed",
-        "the suggestion already has an observation; each suggestion is observed once",
-    ))?;
-    count(study, &p.row);
-    Ok(())
-}
-
-/// Counts a stored observation in the study's counters.
-pub(super) fn count(study: &mut StudyRow, row: &ObservationRow) {
-    study.n_observations += 1;
-    study.total_cost += row.cost.unwrap_or(0.0);
-}
-
-/// Validates and stores one observation inside the study transaction, updating `study`'s counters.
-async fn observe(
-    tx: &mut Box<dyn StudyTx>,
-    study: &mut StudyRow,
-    engine: &Study,
-    body: CreateObservation,
-    prefix: &str,
-    now: DateTime<Utc>,
-) -> ApiResult<ObservationRow> {
-    let p = prepare(tx, study, engine, body, prefix, now).await??;
-    apply(tx, study, &p, now).await?;
-    Ok(p.row)
-}
-
-/// Shared preamble of the two POST routes: lock, replay, refuse archived studies, expire suggestions.
-async fn begin(
-    state: &AppState,
-    study_id: Uuid,
-    idem: &Option<Idempotency>,
-) -> ApiResult<Result<(Box<dyn StudyTx>, StudyRow, Study), Response>> {
-    let mut tx = lock(state, study_id).await?;
-    if let Some(idem) = idem
-        && let Some(row) = tx.get_idempotency(idem.scope(), idem.key()).await?
-    {
-        return Ok(Err(idem.replay(&row)?));
-    }
-    let study = tx.study().clone();
-    if study.status.accepts_writes().is_err() {
-        return Err(ApiError::conflict("study-archived", "the study is archived; it accepts no new observations"));
-    }
-    expire_open(&mut tx, Utc::now()).await?;
-    let engine = engine_study(&study)?;
-    Ok(Ok((tx, study, engine)))
-}
-
-async fn finish(
-    mut tx: Box<dyn StudyTx>,
-    mut study: StudyRow,
-    idem: &Option<Idempotency>,
-    body: &Value,
-) -> ApiResult<Response> {
-    study.status = status_for(&study);
-    study.updated_at = Utc::now();
-    tx.update_study(&study).await?;
-    if let Some(idem) = idem {
-        tx.put_idempotency(&idem.record(StatusCode::CREATED, body)).await?;
-    }
-    tx.commit().await.map_err(|e| match e {
-        StoreError::Conflict(_) => ApiError::conflict("conflict", "a concurrent request changed the study; retry"),
-        other => other.into(),
-    })?;
-    Ok(json_response(StatusCode::CREATED, body))
-}
+use crate::service::{self, engine_study, views::observation_resource};
+use crate::state::AppState;
+use crate::store::{ObservationRow, Page};
 
 /// Tells one observation.
 #[utoipa::path(
@@ -228,7 +44,7 @@ pub async fn create_observation(
     body: ApiJson<CreateObservation>,
 ) -> ApiResult<Response> {
     let idem = Idempotency::from_request(&headers, format!("POST /v1/studies/{study_id}/observations"), &body.raw)?;
-    ObservationQueue::submit(&state, study_id, body.value, idem).await
+    service::tell::tell(&state, study_id, body.value, idem).await
 }
 
 /// Imports observations in bulk, all or none.
@@ -264,18 +80,7 @@ pub async fn create_observation_batch(
     }
     let idem =
         Idempotency::from_request(&headers, format!("POST /v1/studies/{study_id}/observations/batch"), &body.raw)?;
-    let (mut tx, mut study, engine) = match begin(&state, study_id, &idem).await? {
-        Ok(parts) => parts,
-        Err(replay) => return Ok(replay),
-    };
-    let now = Utc::now();
-    let mut stored = Vec::with_capacity(n);
-    for (i, item) in body.value.observations.into_iter().enumerate() {
-        let row = observe(&mut tx, &mut study, &engine, item, &format!("observations[{i}]"), now).await?;
-        stored.push(observation_resource(&row));
-    }
-    let body = to_json(&ObservationList { observations: stored })?;
-    finish(tx, study, &idem, &body).await
+    Ok(service::tell::tell_batch(&state, study_id, body.value.observations, idem).await?.into_response())
 }
 
 /// Query of the observation list.

@@ -1,25 +1,20 @@
 //! `/v1/studies/{study_id}/suggestions`: ask for points (with `client_id` re-delivery), list, get, abandon.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
-use chrono::{Duration, Utc};
-use engine::PolicyState;
-use engine::study::SuggestRequest;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use chrono::Utc;
 use serde::Deserialize;
-use serde_json::Value;
 use uuid::Uuid;
 
 use super::types::{CreateSuggestions, SuggestionList, SuggestionPage, SuggestionResource};
-use super::{
-    AppState, engine_study, expire_open, history, json_response, lock, next_cursor, page_of, remaining,
-    suggestion_resource, to_json,
-};
-use crate::domain::{AbandonReason, StoredSuggestion, SuggestionState, TransitionError};
+use super::{next_cursor, page_of};
+use crate::domain::SuggestionState;
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::idempotency::Idempotency;
-use crate::store::SuggestionRow;
+use crate::service::{self, views::suggestion_resource};
+use crate::state::AppState;
 
 /// Asks for suggestions.
 #[utoipa::path(
@@ -61,88 +56,7 @@ pub async fn create_suggestions(
         return Err(ApiError::field("client_id", "must be 1–200 characters"));
     }
     let idem = Idempotency::from_request(&headers, format!("POST /v1/studies/{study_id}/suggestions"), &body.raw)?;
-    let slot = state.compute.slot().await?;
-    let mut tx = lock(&state, study_id).await?;
-    if let Some(idem) = &idem
-        && let Some(row) = tx.get_idempotency(idem.scope(), idem.key()).await?
-    {
-        return idem.replay(&row);
-    }
-    let mut study = tx.study().clone();
-    if study.status.accepts_writes().is_err() {
-        return Err(ApiError::conflict("study-archived", "the study is archived; it accepts no new suggestions"));
-    }
-    let now = Utc::now();
-    let open = expire_open(&mut tx, now).await?;
-    if let Some(cid) = &req.client_id {
-        let mine: Vec<SuggestionResource> =
-            open.iter().filter(|s| s.client_id.as_deref() == Some(cid)).map(|s| suggestion_resource(s, now)).collect();
-        if !mine.is_empty() {
-            let body = to_json(&SuggestionList { suggestions: mine })?;
-            if let Some(idem) = &idem {
-                tx.put_idempotency(&idem.record(StatusCode::OK, &body)).await?;
-            }
-            tx.commit().await?;
-            return Ok(json_response(StatusCode::OK, &body));
-        }
-    }
-    let mut count = count as usize;
-    if let Some(left) = remaining(&study) {
-        if left.spent {
-            tx.commit().await?;
-            return Err(ApiError::conflict(
-                "budget-spent",
-                "the study's budget is spent (see budget_remaining on the study); it makes no more suggestions",
-            ));
-        }
-        if let Some(obs_left) = left.observations {
-            let free = obs_left - open.len() as i64;
-            if free <= 0 {
-                tx.commit().await?;
-                return Err(ApiError::conflict(
-                    "budget-reserved",
-                    "every observation left in the budget is promised to an open suggestion; observe or abandon one",
-                ));
-            }
-            count = count.min(free as usize);
-        }
-    }
-    let observations = tx.observations().await?;
-    let engine = engine_study(&study)?;
-    let pairs =
-        if engine.spec().indirect.is_some() { super::pairs::pairs_of(&tx.pair_batches().await?)? } else { Vec::new() };
-    let hist = history(&study, &observations, &open, pairs);
-    let policy_state = PolicyState(study.policy_state.clone());
-    let request = SuggestRequest { count, context: req.context.clone() };
-    let outcome = state.compute.run(slot, "suggest", move || engine.suggest(&hist, &policy_state, &request)).await??;
-    let expires_at = study.suggestion_ttl_seconds.map(|t| now + Duration::seconds(t));
-    let mut made = Vec::with_capacity(outcome.suggestions.len());
-    for (i, s) in outcome.suggestions.iter().enumerate() {
-        let row = SuggestionRow {
-            id: Uuid::new_v4(),
-            study_id,
-            seq: study.n_suggestions + i as i64 + 1,
-            state: SuggestionState::Open,
-            client_id: req.client_id.clone(),
-            body: StoredSuggestion::from_engine(s).map_err(|e| ApiError::internal("storing a suggestion", e))?,
-            created_at: now,
-            expires_at,
-            closed_at: None,
-            abandon_reason: None,
-        };
-        tx.insert_suggestion(&row).await?;
-        made.push(suggestion_resource(&row, now));
-    }
-    study.n_suggestions += made.len() as i64;
-    study.policy_state = outcome.state.0;
-    study.updated_at = now;
-    tx.update_study(&study).await?;
-    let body = to_json(&SuggestionList { suggestions: made })?;
-    if let Some(idem) = &idem {
-        tx.put_idempotency(&idem.record(StatusCode::CREATED, &body)).await?;
-    }
-    tx.commit().await?;
-    Ok(json_response(StatusCode::CREATED, &body))
+    Ok(service::ask::ask(&state, study_id, count as usize, req, idem).await?.into_response())
 }
 
 /// Query of the suggestion list.
@@ -239,30 +153,5 @@ pub async fn abandon_suggestion(
     State(state): State<AppState>,
     ApiPath((study_id, suggestion_id)): ApiPath<(Uuid, Uuid)>,
 ) -> ApiResult<axum::Json<SuggestionResource>> {
-    let mut tx = lock(&state, study_id).await?;
-    let now = Utc::now();
-    expire_open(&mut tx, now).await?;
-    let mut row =
-        tx.suggestion(suggestion_id).await?.ok_or_else(|| ApiError::not_found("suggestion", suggestion_id))?;
-    match row.state.close_to(SuggestionState::Abandoned) {
-        Err(TransitionError::SuggestionCompleted) => {
-            return Err(ApiError::conflict("suggestion-completed", "the suggestion already has an observation"));
-        }
-        Err(e) => return Err(ApiError::internal("abandoning a suggestion", e)),
-        Ok(true) => {
-            tx.close_suggestion(row.id, SuggestionState::Abandoned, now, Some(AbandonReason::Deleted)).await?;
-            row.state = SuggestionState::Abandoned;
-            row.closed_at = Some(now);
-            row.abandon_reason = Some(AbandonReason::Deleted);
-            let mut study = tx.study().clone();
-            study.updated_at = now;
-            tx.update_study(&study).await?;
-        }
-        Ok(false) => {}
-    }
-    tx.commit().await?;
-    Ok(axum::Json(suggestion_resource(&row, now)))
+    Ok(axum::Json(service::ask::abandon(&state, study_id, suggestion_id).await?))
 }
-
-#[allow(dead_code)]
-fn _value(_: Value) {}

@@ -18,11 +18,13 @@ use chrono::Utc;
 use tokio::sync::oneshot;
 use uuid::Uuid;
 
-use super::observations::{Prepared, apply, count, prepare};
-use super::types::CreateObservation;
-use super::{AppState, engine_study, expire_open, json_response, lock, observation_resource, status_for, to_json};
+use super::tell::{Prepared, apply, count, prepare};
+use super::views::observation_resource;
+use super::{engine_study, expire_open, json_response, lock, status_for, to_json};
+use crate::api::types::CreateObservation;
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::Idempotency;
+use crate::state::AppState;
 use crate::store::StoreError;
 
 /// Most observations stored in one transaction.

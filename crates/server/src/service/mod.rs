@@ -1,0 +1,165 @@
+//! The service layer: the domain rules of every request, between the HTTP handlers (which parse the request and
+//! build the response) and the store. It owns the study lock (one transaction per write, [`lock`]), idempotency
+//! (keys read and written under that lock), the budget (remaining, reservation by open suggestions, the status a
+//! spent budget gives), expiry of open suggestions, `client_id` re-delivery, and the history the engine sees; engine
+//! calls run on the compute pool.
+//!
+//! - [`ask`] — suggestions (ask, abandon)
+//! - [`tell`] — observations, one (group commit, [`group_commit`]) or a batch
+//! - [`model`] — best point and predictions
+//! - [`studies`] — create, get, list, archive
+//! - [`pairs`] — uploaded example pairs of indirect studies
+//! - [`views`] — the resources of stored rows
+
+pub mod ask;
+pub mod group_commit;
+pub mod model;
+pub mod pairs;
+pub mod studies;
+pub mod tell;
+pub mod views;
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use engine::{History, ObservationRecord, PairRecord, PendingRecord, Study, StudySpec};
+use serde_json::Value;
+
+use crate::api::types::{Budget, BudgetRemaining};
+use crate::domain::{AbandonReason, StudyStatus, SuggestionState};
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::store::{ObservationRow, Store, StoreError, StudyRow, StudyTx, SuggestionRow};
+use views::string;
+
+/// The answer of a write that an `Idempotency-Key` may replay: a fresh response (its body stored with the key in the
+/// write's transaction), or the stored one.
+#[derive(Debug)]
+pub enum Written {
+    /// A new response: status and JSON body.
+    Fresh(StatusCode, Value),
+    /// The stored first response to this key.
+    Replayed(Response),
+}
+
+impl IntoResponse for Written {
+    fn into_response(self) -> Response {
+        match self {
+            Written::Fresh(status, body) => json_response(status, &body),
+            Written::Replayed(res) => res,
+        }
+    }
+}
+
+/// A JSON response with a status.
+pub fn json_response(status: StatusCode, body: &Value) -> Response {
+    (status, Json(body)).into_response()
+}
+
+/// Serialises a response body.
+pub fn to_json<T: serde::Serialize>(v: &T) -> ApiResult<Value> {
+    serde_json::to_value(v).map_err(|e| ApiError::internal("serialising a response", e))
+}
+
+/// The engine study of a stored study.
+pub(crate) fn engine_study(row: &StudyRow) -> ApiResult<Study> {
+    let spec: StudySpec =
+        serde_json::from_value(row.spec.clone()).map_err(|e| ApiError::internal("stored spec unreadable", e))?;
+    Study::new(spec).map_err(|e| {
+        ApiError::internal(
+            "stored spec no longer validates",
+            e.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
+        )
+    })
+}
+
+/// The budget of a stored study.
+pub(crate) fn budget_of(row: &StudyRow) -> Option<Budget> {
+    row.budget.clone().and_then(|b| serde_json::from_value(b).ok())
+}
+
+/// What is left of a study's budget.
+pub(crate) fn remaining(row: &StudyRow) -> Option<BudgetRemaining> {
+    let b = budget_of(row)?;
+    let observations = b.max_observations.map(|m| (m - row.n_observations).max(0));
+    let cost = b.max_cost.map(|m| (m - row.total_cost).max(0.0));
+    let spent = observations == Some(0) || b.max_cost.is_some_and(|m| row.total_cost >= m);
+    Some(BudgetRemaining { observations, cost, spent })
+}
+
+/// The status a study should have given its budget (archived stays archived).
+pub(crate) fn status_for(row: &StudyRow) -> StudyStatus {
+    row.status.after_write(remaining(row).is_some_and(|r| r.spent))
+}
+
+/// The engine record of a stored observation.
+pub(crate) fn observation_record(o: &ObservationRow) -> ObservationRecord {
+    ObservationRecord {
+        assignments: o.assignments.as_object().cloned().unwrap_or_default(),
+        value: o.value,
+        value_stddev: o.value_stddev,
+        cost: o.cost,
+        failed: o.failed,
+        control_set: string(o.extra.get("control_set")),
+        noise_level: string(o.extra.get("noise_level")),
+        query: o.extra.get("query").and_then(Value::as_object).cloned(),
+    }
+}
+
+/// The engine record of an open suggestion.
+pub(crate) fn pending_record(s: &SuggestionRow) -> PendingRecord {
+    s.body.pending()
+}
+
+/// The history the engine sees (`pairs`: those uploaded to an indirect study; pairs of the spec come on top), with
+/// the study's cost budget.
+pub(crate) fn history(
+    study: &StudyRow,
+    observations: &[ObservationRow],
+    pending: &[SuggestionRow],
+    pairs: Vec<PairRecord>,
+) -> History {
+    History {
+        observations: observations.iter().map(observation_record).collect(),
+        pending: pending.iter().map(pending_record).collect(),
+        pairs,
+        cost_budget: budget_of(study).and_then(|b| b.max_cost),
+    }
+}
+
+/// The pairs uploaded to a study, read only for indirect studies.
+pub(crate) async fn uploaded_pairs(store: &dyn Store, study: &Study, id: uuid::Uuid) -> ApiResult<Vec<PairRecord>> {
+    if study.spec().indirect.is_none() {
+        return Ok(Vec::new());
+    }
+    pairs::pairs_of(&store.list_pair_batches(id).await?)
+}
+
+/// Abandons expired open suggestions inside a study transaction; returns the ones still open.
+pub(crate) async fn expire_open(tx: &mut Box<dyn StudyTx>, now: DateTime<Utc>) -> ApiResult<Vec<SuggestionRow>> {
+    let open = tx.open_suggestions().await?;
+    let mut still = Vec::with_capacity(open.len());
+    for s in open {
+        if crate::domain::is_expired(s.state, s.expires_at, now) {
+            let at = s.expires_at.unwrap_or(now);
+            tx.close_suggestion(s.id, SuggestionState::Abandoned, at, Some(AbandonReason::Expired)).await?;
+        } else {
+            still.push(s);
+        }
+    }
+    Ok(still)
+}
+
+/// Locks a study for writing, or 404.
+pub(crate) async fn lock(state: &AppState, id: uuid::Uuid) -> ApiResult<Box<dyn StudyTx>> {
+    state.store.lock_study(id).await?.ok_or_else(|| ApiError::not_found("study", id))
+}
+
+/// Maps a store conflict to a 409 of the given kind.
+pub(crate) fn conflict_as<'a>(kind: &'static str, detail: &'a str) -> impl FnOnce(StoreError) -> ApiError + 'a {
+    move |e| match e {
+        StoreError::Conflict(_) => ApiError::conflict(kind, detail.to_string()),
+        other => other.into(),
+    }
+}

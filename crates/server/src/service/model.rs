@@ -1,0 +1,77 @@
+//! The model: the best observed point with the model's recommendation, and posterior predictions.
+
+use engine::PolicyState;
+use engine::study::Prediction;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::{engine_study, history, uploaded_pairs};
+use crate::api::types::{BestObserved, BestResponse, RecommendedPoint};
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::store::Page;
+
+/// The best observed point and the model's recommendation (null while there is none, or when the model cannot be
+/// fitted to the data).
+pub async fn best(state: &AppState, study_id: Uuid) -> ApiResult<BestResponse> {
+    let study = state.store.get_study(study_id).await?.ok_or_else(|| ApiError::not_found("study", study_id))?;
+    let rows = state.store.list_observations(study_id, Page::ALL).await?;
+    let engine = engine_study(&study)?;
+    let sign = engine.spec().objective.goal.sign();
+    let best_observed = rows
+        .iter()
+        .filter(|o| !o.failed)
+        .filter_map(|o| o.value.filter(|v| v.is_finite()).map(|v| (o, v)))
+        .max_by(|a, b| (sign * a.1).total_cmp(&(sign * b.1)))
+        .map(|(o, v)| BestObserved {
+            observation_id: o.id,
+            assignments: o.assignments.as_object().cloned().unwrap_or_default(),
+            value: v,
+        });
+    let recommended = if best_observed.is_some() {
+        let pairs = uploaded_pairs(state.store.as_ref(), &engine, study_id).await?;
+        let slot = state.compute.slot().await?;
+        let hist = history(&study, &rows, &[], pairs);
+        let policy_state = PolicyState(study.policy_state.clone());
+        match state.compute.run(slot, "recommend", move || engine.recommend(&hist, &policy_state)).await? {
+            Ok(r) => r.map(|r| RecommendedPoint { assignments: r.assignments, predicted: r.predicted, extra: r.extra }),
+            // The best observation stands on its own when the data defeat the model (e.g. values near ±1e300).
+            Err(engine::Error::Numerical(e)) => {
+                tracing::warn!(error = %e, %study_id, "no recommendation: the model could not be fitted");
+                None
+            }
+            Err(e) => return Err(e.into()),
+        }
+    } else {
+        None
+    };
+    Ok(BestResponse { best_observed, recommended })
+}
+
+/// The posterior at `points` (1–1000, checked by the caller); 409 while there is no model.
+pub async fn predict(state: &AppState, study_id: Uuid, points: Vec<Map<String, Value>>) -> ApiResult<Vec<Prediction>> {
+    let study = state.store.get_study(study_id).await?.ok_or_else(|| ApiError::not_found("study", study_id))?;
+    let rows = state.store.list_observations(study_id, Page::ALL).await?;
+    let engine = engine_study(&study)?;
+    let pairs = uploaded_pairs(state.store.as_ref(), &engine, study_id).await?;
+    let no_model = no_model_detail(&engine, pairs.len());
+    let slot = state.compute.slot().await?;
+    let hist = history(&study, &rows, &[], pairs);
+    let policy_state = PolicyState(study.policy_state.clone());
+    let out = state.compute.run(slot, "predict", move || engine.predict(&hist, &policy_state, &points)).await??;
+    let predictions = out.ok_or_else(|| ApiError::conflict("no-model", no_model))?;
+    Ok(predictions)
+}
+
+/// Why a study has no model yet: no successful observation, or (an indirect study learning its conditional from
+/// pairs) fewer than two pairs.
+fn no_model_detail(engine: &engine::Study, uploaded_pairs: usize) -> String {
+    match &engine.spec().indirect {
+        Some(b) if b.conditional.is_none() && b.pairs.len() + uploaded_pairs < 2 => {
+            "there is no model yet: this indirect study learns p(x | a) from example pairs and has fewer than two; \
+             upload them with POST /v1/studies/{study_id}/pairs"
+                .into()
+        }
+        _ => "there is no model yet: tell at least one successful observation first".into(),
+    }
+}
