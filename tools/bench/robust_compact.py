@@ -1,8 +1,10 @@
 """Compacts a `bench robust` (or tools/peers) result file for committing: every run keeps its seed, final values
 (`recommended`, `min_batch_distance`), timings and its curve at 10 evaluation checkpoints (the last one included, so
-`bench robust-table` reads the same final regrets); `--rename old=new` renames methods (e.g. a build's `--label`).
+`bench robust-table` reads the same final regrets); `--rename old=new` renames methods (e.g. a build's `--label`);
+`--checkpoints K` keeps K checkpoints instead (1: the final value only, for ablation files the tables alone read);
+`--drop-timings` leaves out each run's wall time and suggest latencies.
 
-    python3 tools/bench/robust_compact.py IN.json OUT.json [--rename bayesd-warp3=bayesd ...]
+    python3 tools/bench/robust_compact.py IN.json OUT.json [--rename bayesd-warp3=bayesd ...] [--checkpoints K] [--drop-timings]
 """
 import argparse
 import json
@@ -11,6 +13,8 @@ parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("input")
 parser.add_argument("output")
 parser.add_argument("--rename", action="append", default=[], help="old=new method name")
+parser.add_argument("--drop-timings", action="store_true", help="drop wall_s and suggest_ms")
+parser.add_argument("--checkpoints", type=int, default=10, help="curve points kept per run (the last included)")
 args = parser.parse_args()
 rename = dict(r.split("=", 1) for r in args.rename)
 
@@ -20,8 +24,12 @@ for e in doc["experiments"]:
         m["name"] = rename.get(m["name"], m["name"])
         for r in m["runs"]:
             n = len(r["y"])
-            keep = sorted({max(0, round(n * k / 10) - 1) for k in range(1, 11)})
+            k_max = max(1, args.checkpoints)
+            keep = sorted({max(0, round(n * k / k_max) - 1) for k in range(1, k_max + 1)})
             r["x"] = [r["x"][i] for i in keep]
             r["y"] = [r["y"][i] for i in keep]
-doc["compacted"] = "curves at 10 checkpoints (tools/bench/robust_compact.py)"
+            if args.drop_timings:
+                r.pop("wall_s", None)
+                r.pop("suggest_ms", None)
+doc["compacted"] = f"curves at {max(1, args.checkpoints)} checkpoints (tools/bench/robust_compact.py)"
 json.dump(doc, open(args.output, "w"), separators=(",", ":"))
