@@ -10,12 +10,14 @@
 //! - [`studies`] — create, get, list, archive
 //! - [`pairs`] — uploaded example pairs of indirect studies
 //! - [`views`] — the resources of stored rows
+//! - [`study_cache`] — validated studies by spec, so a request does not re-validate
 
 pub mod ask;
 pub mod group_commit;
 pub mod model;
 pub mod pairs;
 pub mod studies;
+pub mod study_cache;
 pub mod tell;
 pub mod views;
 
@@ -23,7 +25,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use engine::{History, ObservationRecord, PairRecord, PendingRecord, Study, StudySpec};
+use engine::{History, ObservationRecord, PairRecord, PendingRecord, Study};
 use serde_json::Value;
 
 use crate::api::types::{Budget, BudgetRemaining};
@@ -62,16 +64,9 @@ pub fn to_json<T: serde::Serialize>(v: &T) -> ApiResult<Value> {
     serde_json::to_value(v).map_err(|e| ApiError::internal("serialising a response", e))
 }
 
-/// The engine study of a stored study.
-pub(crate) fn engine_study(row: &StudyRow) -> ApiResult<Study> {
-    let spec: StudySpec =
-        serde_json::from_value(row.spec.clone()).map_err(|e| ApiError::internal("stored spec unreadable", e))?;
-    Study::new(spec).map_err(|e| {
-        ApiError::internal(
-            "stored spec no longer validates",
-            e.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
-        )
-    })
+/// The validated engine study of a stored study (cached by its spec: [`study_cache`]).
+pub(crate) fn engine_study(row: &StudyRow) -> ApiResult<std::sync::Arc<Study>> {
+    study_cache::STUDIES.get(&row.spec)
 }
 
 /// The budget of a stored study.

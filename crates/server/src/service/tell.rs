@@ -193,7 +193,7 @@ async fn begin(
     state: &AppState,
     study_id: Uuid,
     idem: &Option<Idempotency>,
-) -> ApiResult<Result<(Box<dyn StudyTx>, StudyRow, Study), Response>> {
+) -> ApiResult<Result<(Box<dyn StudyTx>, StudyRow, std::sync::Arc<Study>), Response>> {
     let mut tx = lock(state, study_id).await?;
     if let Some(idem) = idem
         && let Some(row) = tx.get_idempotency(idem.scope(), idem.key()).await?
