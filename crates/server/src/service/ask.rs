@@ -8,7 +8,7 @@ use engine::study::SuggestRequest;
 use uuid::Uuid;
 
 use super::views::suggestion_resource;
-use super::{Written, engine_study, expire_open, history, lock, remaining, to_json};
+use super::{Written, engine_study, expire_open, history, lock, lock_for_write, remaining, to_json};
 use crate::api::types::{CreateSuggestions, SuggestionList, SuggestionResource};
 use crate::domain::{AbandonReason, StoredSuggestion, SuggestionState, TransitionError};
 use crate::error::{ApiError, ApiResult};
@@ -26,16 +26,10 @@ pub async fn ask(
     idem: Option<Idempotency>,
 ) -> ApiResult<Written> {
     let slot = state.compute.slot().await?;
-    let mut tx = lock(state, study_id).await?;
-    if let Some(idem) = &idem
-        && let Some(row) = tx.get_idempotency(idem.scope(), idem.key()).await?
-    {
-        return Ok(Written::Replayed(idem.replay(&row)?));
-    }
-    let mut study = tx.study().clone();
-    if study.status.accepts_writes().is_err() {
-        return Err(ApiError::conflict("study-archived", "the study is archived; it accepts no new suggestions"));
-    }
+    let (mut tx, mut study) = match lock_for_write(state, study_id, idem.as_ref(), "suggestions").await? {
+        Ok(locked) => locked,
+        Err(replayed) => return Ok(Written::Replayed(replayed)),
+    };
     let now = Utc::now();
     let open = expire_open(&mut tx, now).await?;
     if let Some(cid) = &req.client_id {

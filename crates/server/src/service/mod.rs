@@ -151,6 +151,27 @@ pub(crate) async fn lock(state: &AppState, id: uuid::Uuid) -> ApiResult<Box<dyn 
     state.store.lock_study(id).await?.ok_or_else(|| ApiError::not_found("study", id))
 }
 
+/// Locks a study for a write of `what` ("suggestions", "observations", …): the stored first response when the
+/// `Idempotency-Key` was answered before, a 409 when the study is archived, else the transaction and the study.
+pub(crate) async fn lock_for_write(
+    state: &AppState,
+    id: uuid::Uuid,
+    idem: Option<&crate::idempotency::Idempotency>,
+    what: &str,
+) -> ApiResult<Result<(Box<dyn StudyTx>, StudyRow), Response>> {
+    let mut tx = lock(state, id).await?;
+    if let Some(idem) = idem
+        && let Some(row) = tx.get_idempotency(idem.scope(), idem.key()).await?
+    {
+        return Ok(Err(idem.replay(&row)?));
+    }
+    let study = tx.study().clone();
+    if study.status.accepts_writes().is_err() {
+        return Err(ApiError::conflict("study-archived", format!("the study is archived; it accepts no new {what}")));
+    }
+    Ok(Ok((tx, study)))
+}
+
 /// Maps a store conflict to a 409 of the given kind.
 pub(crate) fn conflict_as<'a>(kind: &'static str, detail: &'a str) -> impl FnOnce(StoreError) -> ApiError + 'a {
     move |e| match e {

@@ -8,7 +8,7 @@ use engine::blocks::indirect::spec::MAX_PAIRS;
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::{Written, engine_study, lock, to_json};
+use super::{Written, engine_study, lock_for_write, to_json};
 use crate::api::types::PairsUploaded;
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::Idempotency;
@@ -33,16 +33,10 @@ pub async fn upload(
     pairs: Vec<PairRecord>,
     idem: Option<Idempotency>,
 ) -> ApiResult<Written> {
-    let mut tx = lock(state, study_id).await?;
-    if let Some(idem) = &idem
-        && let Some(row) = tx.get_idempotency(idem.scope(), idem.key()).await?
-    {
-        return Ok(Written::Replayed(idem.replay(&row)?));
-    }
-    let mut study = tx.study().clone();
-    if study.status.accepts_writes().is_err() {
-        return Err(ApiError::conflict("study-archived", "the study is archived; it accepts no new pairs"));
-    }
+    let (mut tx, mut study) = match lock_for_write(state, study_id, idem.as_ref(), "pairs").await? {
+        Ok(locked) => locked,
+        Err(replayed) => return Ok(Written::Replayed(replayed)),
+    };
     let engine = engine_study(&study)?;
     let Some(block) = &engine.spec().indirect else {
         return Err(ApiError::conflict(

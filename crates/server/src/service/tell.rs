@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::group_commit::ObservationQueue;
 use super::views::observation_resource;
-use super::{Written, conflict_as, engine_study, expire_open, lock, observation_record, status_for, to_json};
+use super::{Written, conflict_as, engine_study, expire_open, lock_for_write, observation_record, status_for, to_json};
 use crate::api::types::{CreateObservation, ObservationList};
 use crate::domain::{AbandonReason, SuggestionState, TransitionError};
 use crate::error::{ApiError, ApiResult};
@@ -194,16 +194,10 @@ async fn begin(
     study_id: Uuid,
     idem: &Option<Idempotency>,
 ) -> ApiResult<Result<(Box<dyn StudyTx>, StudyRow, std::sync::Arc<Study>), Response>> {
-    let mut tx = lock(state, study_id).await?;
-    if let Some(idem) = idem
-        && let Some(row) = tx.get_idempotency(idem.scope(), idem.key()).await?
-    {
-        return Ok(Err(idem.replay(&row)?));
-    }
-    let study = tx.study().clone();
-    if study.status.accepts_writes().is_err() {
-        return Err(ApiError::conflict("study-archived", "the study is archived; it accepts no new observations"));
-    }
+    let (mut tx, study) = match lock_for_write(state, study_id, idem.as_ref(), "observations").await? {
+        Ok(locked) => locked,
+        Err(replayed) => return Ok(Err(replayed)),
+    };
     expire_open(&mut tx, Utc::now()).await?;
     let engine = engine_study(&study)?;
     Ok(Ok((tx, study, engine)))
