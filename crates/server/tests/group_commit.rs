@@ -90,3 +90,56 @@ fn one_suggestion_observed_concurrently_is_stored_once_and_bad_items_fail_alone(
         assert_eq!(count(&srv, &sid), 2, "{}", srv.backend);
     }
 }
+
+/// U+0000, which Postgres cannot store in text or JSONB, is refused at the edge with 422 naming the field on both
+/// backends; a client sending it among eight valid concurrent observations fails alone (issue 23, item 1: before,
+/// on Postgres, it was a 500 that failed the valid requests of its commit group).
+#[test]
+fn a_nul_character_is_422_and_fails_no_other_client_in_the_group() {
+    for srv in backends() {
+        let sid = study(&srv);
+        let path = format!("/v1/studies/{sid}/observations");
+        for round in 0..3 {
+            let mut bodies: Vec<(Value, Option<String>)> = (0..8)
+                .map(|i| {
+                    let x = (f64::from(i) + 0.5) / 8.0;
+                    (json!({"assignments": {"x": x}, "value": f64::from(round * 8 + i)}), None)
+                })
+                .collect();
+            bodies.insert(4, (json!({"assignments": {"x": 0.3}, "value": 1.0, "metadata": {"note": "a\u{0}b"}}), None));
+            let res = concurrently(&srv.client, &path, bodies);
+            assert_eq!(res[4].status, 422, "{}: {}", srv.backend, res[4].text);
+            assert_eq!(res[4].error_fields(), ["metadata.note"], "{}", srv.backend);
+            let failed: Vec<String> = res
+                .iter()
+                .enumerate()
+                .filter(|(i, r)| *i != 4 && r.status != 201)
+                .map(|(_, r)| format!("{} {}", r.status, r.text))
+                .collect();
+            assert!(failed.is_empty(), "{}: valid requests failed: {failed:?}", srv.backend);
+        }
+        assert_eq!(count(&srv, &sid), 24, "{}", srv.backend);
+        // Every other place a client's string reaches the database.
+        let nul = "x\u{0}y";
+        let bad_name = srv.post(
+            "/v1/studies",
+            json!({"name": nul, "parameters": [{"name": "x", "type": "float", "low": 0, "high": 1}]}),
+        );
+        assert_eq!((bad_name.status, bad_name.error_fields()), (422, vec!["name".to_string()]), "{}", srv.backend);
+        let bad_param =
+            srv.post("/v1/studies", json!({"parameters": [{"name": nul, "type": "float", "low": 0, "high": 1}]}));
+        assert_eq!(bad_param.status, 422, "{}: {}", srv.backend, bad_param.text);
+        assert_eq!(bad_param.error_fields(), ["parameters[0].name"], "{}", srv.backend);
+        let bad_client = srv.post(&format!("/v1/studies/{sid}/suggestions"), json!({"client_id": nul}));
+        assert_eq!(
+            (bad_client.status, bad_client.error_fields()),
+            (422, vec!["client_id".to_string()]),
+            "{}",
+            srv.backend
+        );
+        let bad_key = srv.post(&path, json!({"assignments": {"x": 0.5}, "value": 1.0, "metadata": {nul: 1}}));
+        assert_eq!(bad_key.status, 422, "{}: {}", srv.backend, bad_key.text);
+        assert_eq!(bad_key.error_fields(), ["metadata.x\\u0000y"], "{}", srv.backend);
+        assert_eq!(count(&srv, &sid), 24, "{}: nothing of the refused requests was stored", srv.backend);
+    }
+}
