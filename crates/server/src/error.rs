@@ -187,6 +187,10 @@ impl From<StoreError> for ApiError {
                 tracing::warn!(error = %e, "database unavailable");
                 Self::unavailable("the database is unavailable; retry shortly")
             }
+            e if e.is_contention() => {
+                tracing::warn!(error = %e, "database lock contention");
+                Self::saturated("the database is busy with other writes; retry after the indicated delay", 1)
+            }
             other => Self::internal("storage failed", other),
         }
     }

@@ -41,7 +41,14 @@ pub async fn state(config: Config) -> anyhow::Result<AppState> {
         Duration::from_secs(config.compute_deadline_secs),
         metrics.clone(),
     ));
-    Ok(AppState { store: Arc::from(store), config: Arc::new(config), compute, metrics, observations: Arc::default() })
+    Ok(AppState {
+        store: Arc::from(store),
+        config: Arc::new(config),
+        compute,
+        metrics,
+        observations: Arc::default(),
+        ask_gates: Arc::default(),
+    })
 }
 
 /// Serves on `listener` until `shutdown` completes, then drains in-flight requests.

@@ -6,6 +6,7 @@ use crate::compute::Compute;
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::service::group_commit::ObservationQueue;
+use crate::service::study_gate::StudyGates;
 use crate::store::Store;
 
 /// Shared state of the handlers.
@@ -21,4 +22,6 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Single observations waiting for their study's group commit.
     pub observations: Arc<ObservationQueue>,
+    /// The studies' gates for asks (one ask of a study at a time in this process).
+    pub ask_gates: Arc<StudyGates>,
 }

@@ -1,20 +1,32 @@
 //! Ask: new suggestions (idempotency, `client_id` re-delivery, budget reservation by open suggestions, expiry, the
 //! engine call, the policy state stored with the suggestions) and abandoning one.
+//!
+//! No database lock is held during the engine call. An ask passes its study's gate ([`super::study_gate`]),
+//! computes from a snapshot read without the write lock, then takes the lock for a transaction of milliseconds that
+//! re-checks what may have changed meanwhile: the idempotency key, the status, expiries, the budget (the batch is cut
+//! to what is left) and the study's suggestion count. Observations told during the computation are stored at once
+//! and seen by the next ask. When another server process made suggestions of the study meanwhile (the count moved),
+//! the ask computes again on a new snapshot; after [`ATTEMPTS`] such races it answers 503 with `Retry-After`.
+
+use std::time::Duration as StdDuration;
 
 use axum::http::StatusCode;
-use chrono::{Duration, Utc};
+use chrono::{DateTime, Duration, Utc};
 use engine::PolicyState;
 use engine::study::SuggestRequest;
 use uuid::Uuid;
 
 use super::views::suggestion_resource;
-use super::{Written, engine_study, expire_open, history, lock, lock_for_write, remaining, to_json};
+use super::{Written, engine_study, expire_open, history, lock, lock_for_write, remaining, snapshot_pairs, to_json};
 use crate::api::types::{CreateSuggestions, SuggestionList, SuggestionResource};
 use crate::domain::{AbandonReason, StoredSuggestion, SuggestionState, TransitionError};
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::Idempotency;
 use crate::state::AppState;
-use crate::store::SuggestionRow;
+use crate::store::{StudyRow, SuggestionRow};
+
+/// How often an ask recomputes when other server processes keep suggesting for the same study.
+pub const ATTEMPTS: usize = 3;
 
 /// Asks for `count` suggestions (already checked to be 1–100): the client's still-open ones again (200) when it
 /// has any, otherwise new ones (201), as many as the budget leaves free.
@@ -25,57 +37,83 @@ pub async fn ask(
     req: CreateSuggestions,
     idem: Option<Idempotency>,
 ) -> ApiResult<Written> {
-    let slot = state.compute.slot().await?;
-    let (mut tx, mut study) = match lock_for_write(state, study_id, idem.as_ref(), "suggestions").await? {
-        Ok(locked) => locked,
-        Err(replayed) => return Ok(Written::Replayed(replayed)),
+    let _gate = state.ask_gates.enter(study_id, StdDuration::from_millis(state.config.compute_queue_ms)).await?;
+    for _ in 0..ATTEMPTS {
+        if let Some(written) = attempt(state, study_id, count, &req, idem.as_ref()).await? {
+            return Ok(written);
+        }
+    }
+    Err(ApiError::saturated(
+        "other server processes kept suggesting for this study while this suggestion was computed; retry",
+        1,
+    ))
+}
+
+/// One read–compute–commit round; `None` when the study's suggestions changed under it (compute again).
+async fn attempt(
+    state: &AppState,
+    study_id: Uuid,
+    count: usize,
+    req: &CreateSuggestions,
+    idem: Option<&Idempotency>,
+) -> ApiResult<Option<Written>> {
+    let snap = state.store.snapshot(study_id).await?.ok_or_else(|| ApiError::not_found("study", study_id))?;
+    if let Some(idem) = idem
+        && let Some(row) = state.store.get_idempotency(idem.scope(), idem.key()).await?
+    {
+        return Ok(Some(Written::Replayed(idem.replay(&row)?)));
+    }
+    if snap.study.status.accepts_writes().is_err() {
+        return Err(archived());
+    }
+    let now = Utc::now();
+    let open: Vec<SuggestionRow> =
+        snap.open.iter().filter(|s| !crate::domain::is_expired(s.state, s.expires_at, now)).cloned().collect();
+    let redeliver = !mine(&open, req, now).is_empty();
+    let computed = if redeliver {
+        None
+    } else {
+        let count = free_count(&snap.study, open.len(), count)?;
+        let engine = engine_study(&snap.study)?;
+        let pairs = snapshot_pairs(&snap, &engine)?;
+        let hist = history(&snap.study, &snap.observations, &open, pairs);
+        let policy_state = PolicyState(snap.study.policy_state.clone());
+        let request = SuggestRequest { count, context: req.context.clone() };
+        let slot = state.compute.slot().await?;
+        Some(state.compute.run(slot, "suggest", move || engine.suggest(&hist, &policy_state, &request)).await??)
     };
+
+    let (mut tx, mut study) = match lock_for_write(state, study_id, idem, "suggestions").await? {
+        Ok(locked) => locked,
+        Err(replayed) => return Ok(Some(Written::Replayed(replayed))),
+    };
+    if study.n_suggestions != snap.study.n_suggestions {
+        return Ok(None);
+    }
     let now = Utc::now();
     let open = expire_open(&mut tx, now).await?;
-    if let Some(cid) = &req.client_id {
-        let mine: Vec<SuggestionResource> =
-            open.iter().filter(|s| s.client_id.as_deref() == Some(cid)).map(|s| suggestion_resource(s, now)).collect();
-        if !mine.is_empty() {
-            let body = to_json(&SuggestionList { suggestions: mine })?;
-            if let Some(idem) = &idem {
-                tx.put_idempotency(&idem.record(StatusCode::OK, &body)).await?;
-            }
-            tx.commit().await?;
-            return Ok(Written::Fresh(StatusCode::OK, body));
+    let Some(outcome) = computed else {
+        let mine = mine(&open, req, now);
+        if mine.is_empty() {
+            return Ok(None); // observed or abandoned meanwhile: compute new ones
         }
-    }
-    let mut count = count;
-    if let Some(left) = remaining(&study) {
-        if left.spent {
-            tx.commit().await?;
-            return Err(ApiError::conflict(
-                "budget-spent",
-                "the study's budget is spent (see budget_remaining on the study); it makes no more suggestions",
-            ));
+        let body = to_json(&SuggestionList { suggestions: mine })?;
+        if let Some(idem) = idem {
+            tx.put_idempotency(&idem.record(StatusCode::OK, &body)).await?;
         }
-        if let Some(obs_left) = left.observations {
-            let free = obs_left - open.len() as i64;
-            if free <= 0 {
-                tx.commit().await?;
-                return Err(ApiError::conflict(
-                    "budget-reserved",
-                    "every observation left in the budget is promised to an open suggestion; observe or abandon one",
-                ));
-            }
-            count = count.min(free as usize);
+        tx.commit().await?;
+        return Ok(Some(Written::Fresh(StatusCode::OK, body)));
+    };
+    let free = match free_count(&study, open.len(), outcome.suggestions.len()) {
+        Ok(free) => free,
+        Err(e) => {
+            tx.commit().await?; // keeps the expiries
+            return Err(e);
         }
-    }
-    let observations = tx.observations().await?;
-    let engine = engine_study(&study)?;
-    let pairs =
-        if engine.spec().indirect.is_some() { super::pairs::pairs_of(&tx.pair_batches().await?)? } else { Vec::new() };
-    let hist = history(&study, &observations, &open, pairs);
-    let policy_state = PolicyState(study.policy_state.clone());
-    let request = SuggestRequest { count, context: req.context.clone() };
-    let outcome = state.compute.run(slot, "suggest", move || engine.suggest(&hist, &policy_state, &request)).await??;
+    };
     let expires_at = study.suggestion_ttl_seconds.map(|t| now + Duration::seconds(t));
-    let mut made = Vec::with_capacity(outcome.suggestions.len());
-    for (i, s) in outcome.suggestions.iter().enumerate() {
+    let mut made = Vec::with_capacity(free);
+    for (i, s) in outcome.suggestions.iter().take(free).enumerate() {
         let row = SuggestionRow {
             id: Uuid::new_v4(),
             study_id,
@@ -96,11 +134,41 @@ pub async fn ask(
     study.updated_at = now;
     tx.update_study(&study).await?;
     let body = to_json(&SuggestionList { suggestions: made })?;
-    if let Some(idem) = &idem {
+    if let Some(idem) = idem {
         tx.put_idempotency(&idem.record(StatusCode::CREATED, &body)).await?;
     }
     tx.commit().await?;
-    Ok(Written::Fresh(StatusCode::CREATED, body))
+    Ok(Some(Written::Fresh(StatusCode::CREATED, body)))
+}
+
+fn archived() -> ApiError {
+    ApiError::conflict("study-archived", "the study is archived; it accepts no new suggestions")
+}
+
+/// The requesting client's open suggestions.
+fn mine(open: &[SuggestionRow], req: &CreateSuggestions, now: DateTime<Utc>) -> Vec<SuggestionResource> {
+    let Some(cid) = &req.client_id else { return Vec::new() };
+    open.iter().filter(|s| s.client_id.as_deref() == Some(cid)).map(|s| suggestion_resource(s, now)).collect()
+}
+
+/// How many of `count` new suggestions the budget leaves room for, next to `open` open ones (409 when none).
+fn free_count(study: &StudyRow, open: usize, count: usize) -> ApiResult<usize> {
+    let Some(left) = remaining(study) else { return Ok(count) };
+    if left.spent {
+        return Err(ApiError::conflict(
+            "budget-spent",
+            "the study's budget is spent (see budget_remaining on the study); it makes no more suggestions",
+        ));
+    }
+    let Some(obs_left) = left.observations else { return Ok(count) };
+    let free = obs_left - open as i64;
+    if free <= 0 {
+        return Err(ApiError::conflict(
+            "budget-reserved",
+            "every observation left in the budget is promised to an open suggestion; observe or abandon one",
+        ));
+    }
+    Ok(count.min(free as usize))
 }
 
 /// Abandons an open suggestion (harmless when already abandoned; 409 when completed).

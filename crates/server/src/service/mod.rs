@@ -1,8 +1,8 @@
 //! The service layer: the domain rules of every request, between the HTTP handlers (which parse the request and
-//! build the response) and the store. It owns the study lock (one transaction per write, [`lock`]), idempotency
-//! (keys read and written under that lock), the budget (remaining, reservation by open suggestions, the status a
-//! spent budget gives), expiry of open suggestions, `client_id` re-delivery, and the history the engine sees; engine
-//! calls run on the compute pool.
+//! build the response) and the store. It owns the study lock (one transaction of milliseconds per write, [`lock`];
+//! models are computed from snapshots read without it), idempotency (keys read and written under that lock), the
+//! budget (remaining, reservation by open suggestions, the status a spent budget gives), expiry of open suggestions,
+//! `client_id` re-delivery, and the history the engine sees; engine calls run on the compute pool.
 //!
 //! - [`ask`] — suggestions (ask, abandon)
 //! - [`tell`] — observations, one (group commit, [`group_commit`]) or a batch
@@ -11,6 +11,7 @@
 //! - [`pairs`] — uploaded example pairs of indirect studies
 //! - [`views`] — the resources of stored rows
 //! - [`study_cache`] — validated studies by spec, so a request does not re-validate
+//! - [`study_gate`] — one ask of a study at a time in this process
 
 pub mod ask;
 pub mod group_commit;
@@ -18,6 +19,7 @@ pub mod model;
 pub mod pairs;
 pub mod studies;
 pub mod study_cache;
+pub mod study_gate;
 pub mod tell;
 pub mod views;
 
@@ -32,7 +34,7 @@ use crate::api::types::{Budget, BudgetRemaining};
 use crate::domain::{AbandonReason, StudyStatus, SuggestionState};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use crate::store::{ObservationRow, Store, StoreError, StudyRow, StudyTx, SuggestionRow};
+use crate::store::{ObservationRow, StoreError, StudyRow, StudySnapshot, StudyTx, SuggestionRow};
 use views::string;
 
 /// The answer of a write that an `Idempotency-Key` may replay: a fresh response (its body stored with the key in the
@@ -123,12 +125,12 @@ pub(crate) fn history(
     }
 }
 
-/// The pairs uploaded to a study, read only for indirect studies.
-pub(crate) async fn uploaded_pairs(store: &dyn Store, study: &Study, id: uuid::Uuid) -> ApiResult<Vec<PairRecord>> {
+/// The pairs uploaded to a study, for indirect studies (others have none that matter).
+pub(crate) fn snapshot_pairs(snap: &StudySnapshot, study: &Study) -> ApiResult<Vec<PairRecord>> {
     if study.spec().indirect.is_none() {
         return Ok(Vec::new());
     }
-    pairs::pairs_of(&store.list_pair_batches(id).await?)
+    pairs::pairs_of(&snap.pair_batches)
 }
 
 /// Abandons expired open suggestions inside a study transaction; returns the ones still open.

@@ -5,18 +5,17 @@ use engine::study::Prediction;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use super::{engine_study, history, uploaded_pairs};
+use super::{engine_study, history, snapshot_pairs};
 use crate::api::types::{BestObserved, BestResponse, RecommendedPoint};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use crate::store::Page;
 
 /// The best observed point and the model's recommendation (null while there is none, or when the model cannot be
 /// fitted to the data).
 pub async fn best(state: &AppState, study_id: Uuid) -> ApiResult<BestResponse> {
-    let study = state.store.get_study(study_id).await?.ok_or_else(|| ApiError::not_found("study", study_id))?;
-    let rows = state.store.list_observations(study_id, Page::ALL).await?;
-    let engine = engine_study(&study)?;
+    let snap = state.store.snapshot(study_id).await?.ok_or_else(|| ApiError::not_found("study", study_id))?;
+    let (study, rows) = (&snap.study, &snap.observations);
+    let engine = engine_study(study)?;
     let sign = engine.spec().objective.goal.sign();
     let best_observed = rows
         .iter()
@@ -29,9 +28,9 @@ pub async fn best(state: &AppState, study_id: Uuid) -> ApiResult<BestResponse> {
             value: v,
         });
     let recommended = if best_observed.is_some() {
-        let pairs = uploaded_pairs(state.store.as_ref(), &engine, study_id).await?;
+        let pairs = snapshot_pairs(&snap, &engine)?;
         let slot = state.compute.slot().await?;
-        let hist = history(&study, &rows, &[], pairs);
+        let hist = history(study, rows, &[], pairs);
         let policy_state = PolicyState(study.policy_state.clone());
         match state.compute.run(slot, "recommend", move || engine.recommend(&hist, &policy_state)).await? {
             Ok(r) => r.map(|r| RecommendedPoint { assignments: r.assignments, predicted: r.predicted, extra: r.extra }),
@@ -50,14 +49,13 @@ pub async fn best(state: &AppState, study_id: Uuid) -> ApiResult<BestResponse> {
 
 /// The posterior at `points` (1–1000, checked by the caller); 409 while there is no model.
 pub async fn predict(state: &AppState, study_id: Uuid, points: Vec<Map<String, Value>>) -> ApiResult<Vec<Prediction>> {
-    let study = state.store.get_study(study_id).await?.ok_or_else(|| ApiError::not_found("study", study_id))?;
-    let rows = state.store.list_observations(study_id, Page::ALL).await?;
-    let engine = engine_study(&study)?;
-    let pairs = uploaded_pairs(state.store.as_ref(), &engine, study_id).await?;
+    let snap = state.store.snapshot(study_id).await?.ok_or_else(|| ApiError::not_found("study", study_id))?;
+    let engine = engine_study(&snap.study)?;
+    let pairs = snapshot_pairs(&snap, &engine)?;
     let no_model = no_model_detail(&engine, pairs.len());
     let slot = state.compute.slot().await?;
-    let hist = history(&study, &rows, &[], pairs);
-    let policy_state = PolicyState(study.policy_state.clone());
+    let hist = history(&snap.study, &snap.observations, &[], pairs);
+    let policy_state = PolicyState(snap.study.policy_state.clone());
     let out = state.compute.run(slot, "predict", move || engine.predict(&hist, &policy_state, &points)).await??;
     let predictions = out.ok_or_else(|| ApiError::conflict("no-model", no_model))?;
     Ok(predictions)

@@ -3,7 +3,8 @@
 //!
 //! Every write to a study goes through a [`StudyTx`]: a database transaction that first takes the study's write lock
 //! (`SELECT … FOR UPDATE` in Postgres, `BEGIN IMMEDIATE` in SQLite), so several server processes sharing one
-//! database serialise per study, never through an in-process mutex alone.
+//! database serialise per study, never through an in-process mutex alone. Such a transaction lasts milliseconds: a
+//! model is computed from a [`StudySnapshot`], read without the write lock, before the lock is taken.
 
 mod sql;
 
@@ -36,6 +37,20 @@ pub enum StoreError {
     /// The database URL is not one we understand.
     #[error("{0}")]
     Config(String),
+}
+
+impl StoreError {
+    /// Lock contention worth a retry, never a 500: SQLite busy or locked (after its busy timeout), a Postgres
+    /// serialization failure, deadlock or lock timeout.
+    pub fn is_contention(&self) -> bool {
+        let StoreError::Db(sqlx::Error::Database(d)) = self else { return false };
+        let code = d.code();
+        if d.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+            // Extended result codes keep the primary code in the low byte: SQLITE_BUSY 5, SQLITE_LOCKED 6.
+            return code.and_then(|c| c.parse::<i32>().ok()).is_some_and(|c| matches!(c & 0xff, 5 | 6));
+        }
+        matches!(code.as_deref(), Some("40001" | "40P01" | "55P03"))
+    }
 }
 
 /// Result with [`StoreError`].
@@ -215,8 +230,24 @@ pub trait Store: Send + Sync + 'static {
     fn get_idempotency<'a>(&'a self, scope: &'a str, key: &'a str) -> BoxFut<'a, StoreResult<Option<IdempotencyRow>>>;
     /// Numbers of studies and observations (for `/metrics`).
     fn totals(&self) -> BoxFut<'_, StoreResult<(i64, i64)>>;
+    /// What the engine needs of a study, read in one read-only transaction that takes no write lock (a model
+    /// is computed from it while other requests write); `None` when the study does not exist.
+    fn snapshot(&self, id: Uuid) -> BoxFut<'_, StoreResult<Option<StudySnapshot>>>;
     /// Begins a transaction holding the study's write lock; `None` when the study does not exist.
     fn lock_study(&self, id: Uuid) -> BoxFut<'_, StoreResult<Option<Box<dyn StudyTx>>>>;
+}
+
+/// A study with its observations, open suggestions and uploaded pairs, as of one moment.
+#[derive(Debug, Clone)]
+pub struct StudySnapshot {
+    /// The study.
+    pub study: StudyRow,
+    /// Every observation, in order.
+    pub observations: Vec<ObservationRow>,
+    /// The suggestions stored as open, in order (some may be past their expiry).
+    pub open: Vec<SuggestionRow>,
+    /// Uploaded pair batches, in order.
+    pub pair_batches: Vec<PairBatchRow>,
 }
 
 /// A transaction holding one study's write lock. Dropped without [`StudyTx::commit`], it rolls back.
