@@ -514,6 +514,38 @@ fn a_spent_budget_refuses_suggestions_with_a_clear_problem_and_completes_the_stu
     }
 }
 
+/// Observations past the budget are stored (the runs happened) and the study shows by how much it is overspent.
+#[test]
+fn observations_past_the_budget_are_stored_and_the_overspend_is_shown() {
+    for srv in backends() {
+        let b = srv.backend;
+        let mut spec = sobol_study("overspent");
+        spec["budget"] = json!({"max_observations": 2, "max_cost": 1.0});
+        let sid = id(&srv.create_study(spec));
+        let op = format!("/v1/studies/{sid}/observations");
+        srv.post(&op, json!({"assignments": {"x": 0.1, "y": 1.0}, "value": 1.0, "cost": 0.4})).expect(201);
+        let study = srv.get(&format!("/v1/studies/{sid}")).expect(200).json;
+        assert!(study["budget_remaining"].get("overspent").is_none(), "{b}: {study}");
+        for i in 1..8 {
+            srv.post(&op, json!({"assignments": {"x": 0.1 * f64::from(i), "y": 1.0}, "value": 1.0, "cost": 0.4}))
+                .expect(201);
+        }
+        let batch: Vec<Value> =
+            (0..2).map(|i| json!({"assignments": {"x": 0.05 * f64::from(i), "y": 2.0}, "value": 2.0})).collect();
+        srv.post(&format!("{op}/batch"), json!({"observations": batch})).expect(201);
+        let study = srv.get(&format!("/v1/studies/{sid}")).expect(200).json;
+        assert_eq!(study["counts"]["observations"], 10, "{b}: every observation is stored");
+        let left = &study["budget_remaining"];
+        assert_eq!(left["spent"], true, "{b}: {study}");
+        assert_eq!(left["observations"], 0, "{b}: {study}");
+        assert_eq!(left["overspent"]["observations"], 8, "{b}: {study}");
+        let over_cost = left["overspent"]["cost"].as_f64().expect("cost overspend");
+        assert!((over_cost - 2.2).abs() < 1e-9, "{b}: 8 × 0.4 − 1.0 = 2.2, got {over_cost}");
+        let listed = srv.get("/v1/studies").expect(200).json;
+        assert_eq!(listed["studies"][0]["budget_remaining"]["overspent"]["observations"], 8, "{b}: {listed}");
+    }
+}
+
 /// Sends a request with a chunked body (no Content-Length), returning the status line and the body.
 fn post_chunked(addr: std::net::SocketAddr, path: &str, chunk: &[u8], times: usize) -> (u16, String, String) {
     let mut stream = std::net::TcpStream::connect(addr).expect("connect");

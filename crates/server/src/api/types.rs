@@ -80,6 +80,24 @@ pub struct BudgetRemaining {
     /// The budget is spent: suggestions are refused.
     #[schema(example = false)]
     pub spent: bool,
+    /// How far the stored observations go past the budget, when they do. Observations told after the budget is
+    /// spent (runs that happened anyway, e.g. of suggestions handed out before) are stored, never refused, and
+    /// counted here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overspent: Option<BudgetOverspent>,
+}
+
+/// Observations and cost beyond the budget.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct BudgetOverspent {
+    /// Observations beyond `max_observations`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = 2)]
+    pub observations: Option<i64>,
+    /// Cost beyond `max_cost`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = 3.5)]
+    pub cost: Option<f64>,
 }
 
 /// A study.

@@ -30,7 +30,7 @@ use chrono::{DateTime, Utc};
 use engine::{History, ObservationRecord, PairRecord, PendingRecord, Study};
 use serde_json::Value;
 
-use crate::api::types::{Budget, BudgetRemaining};
+use crate::api::types::{Budget, BudgetOverspent, BudgetRemaining};
 use crate::domain::{AbandonReason, StudyStatus, SuggestionState};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -76,13 +76,17 @@ pub(crate) fn budget_of(row: &StudyRow) -> Option<Budget> {
     row.budget.clone().and_then(|b| serde_json::from_value(b).ok())
 }
 
-/// What is left of a study's budget.
+/// What is left of a study's budget, with the overspend when observations went past it.
 pub(crate) fn remaining(row: &StudyRow) -> Option<BudgetRemaining> {
     let b = budget_of(row)?;
     let observations = b.max_observations.map(|m| (m - row.n_observations).max(0));
     let cost = b.max_cost.map(|m| (m - row.total_cost).max(0.0));
     let spent = observations == Some(0) || b.max_cost.is_some_and(|m| row.total_cost >= m);
-    Some(BudgetRemaining { observations, cost, spent })
+    let over_observations = b.max_observations.map(|m| row.n_observations - m).filter(|&o| o > 0);
+    let over_cost = b.max_cost.map(|m| row.total_cost - m).filter(|&c| c > 0.0);
+    let overspent = (over_observations.is_some() || over_cost.is_some())
+        .then_some(BudgetOverspent { observations: over_observations, cost: over_cost });
+    Some(BudgetRemaining { observations, cost, spent, overspent })
 }
 
 /// The status a study should have given its budget (archived stays archived).
