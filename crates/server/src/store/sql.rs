@@ -605,7 +605,10 @@ impl PgStore {
     }
 }
 
-/// The embedded SQLite store (WAL, foreign keys, a 30 s busy timeout).
+/// The embedded SQLite store (WAL, foreign keys, a 30 s busy timeout). `synchronous=FULL`: every commit syncs the
+/// WAL to disk before it returns, so an acknowledged write survives a power loss, not only a process kill (NORMAL
+/// syncs only at checkpoints). It costs throughput: `bench http --quick`, 8 clients posting observations, gave
+/// 4279 and 6671 obs/s against 8233 and 11248 with NORMAL (two paired runs, same machine, under load).
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: sqlx::SqlitePool,
@@ -617,7 +620,7 @@ impl SqliteStore {
         let options = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
+            .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(30));
         let pool = SqlitePoolOptions::new()
@@ -657,4 +660,22 @@ mod lite {
         "sqlite",
         sqlx::migrate!("../../migrations/sqlite")
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn sqlite_commits_are_synced_to_disk() {
+        let path = std::env::temp_dir().join(format!("bayesd_sync_{}.db", Uuid::new_v4().simple()));
+        let store = SqliteStore::connect(&format!("sqlite://{}", path.display()), 2).await.expect("open");
+        let (mode,): (i64,) = sqlx::query_as("PRAGMA synchronous").fetch_one(&store.pool).await.expect("pragma");
+        let (journal,): (String,) = sqlx::query_as("PRAGMA journal_mode").fetch_one(&store.pool).await.expect("pragma");
+        store.pool.close().await;
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+        assert_eq!((mode, journal.as_str()), (2, "wal"), "synchronous=FULL (2) in WAL mode");
+    }
 }
