@@ -61,13 +61,19 @@ fn context_study_runs_a_loop_with_observed_contexts_and_recommends_for_the_expec
             let s = srv.post(&sug_path, json!({"count": 1, "context": {"temperature": c}})).expect(201);
             let sug = &s.json["suggestions"][0];
             assert!(sug["assignments"].get("temperature").is_none(), "{b}: {sug}");
+            assert_eq!(sug["context"], json!({"temperature": c}), "{b}: the suggestion keeps its context: {sug}");
             let x = sug["assignments"]["x"].as_f64().expect("the decision");
             known.push(x);
-            srv.post(
-                &obs_path,
-                json!({"suggestion_id": sug["id"], "assignments": {"temperature": c}, "value": outcome(x, c)}),
-            )
-            .expect(201);
+            let path = format!("/v1/studies/{id}/suggestions/{}", sug["id"].as_str().expect("id"));
+            assert_eq!(srv.get(&path).expect(200).json["context"], json!({"temperature": c}), "{b}: stored");
+            // Told with another context, the run contradicts its suggestion.
+            let other = srv
+                .post(&obs_path, json!({"suggestion_id": sug["id"], "assignments": {"temperature": 0.9}, "value": 0.0}))
+                .expect(422);
+            assert_eq!(other.error_fields(), ["assignments.temperature"], "{b}: {}", other.text);
+            // Told by suggestion_id alone, the observation inherits the context.
+            let o = srv.post(&obs_path, json!({"suggestion_id": sug["id"], "value": outcome(x, c)})).expect(201);
+            assert_eq!(o.json["assignments"], json!({"x": x, "temperature": c}), "{b}: the context is filled in");
             contexts.push(c);
         }
         assert!(known[0] < known[1], "{b}: the decision follows the known context: {known:?}");

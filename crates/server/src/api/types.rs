@@ -166,7 +166,11 @@ pub struct CreateSuggestions {
     #[serde(default)]
     #[schema(example = "robot-1")]
     pub client_id: Option<String>,
-    /// Values of context parameters known before the run (studies with context parameters).
+    /// Values of the context parameters, when they are known before the run (studies with parameters of role
+    /// `context`; optional in every such study). With it the suggestion is optimised for that context, keeps it
+    /// (`context` on the suggestion), and an observation by `suggestion_id` inherits it (an explicit different value
+    /// is 422 naming `assignments.<name>`). Without it the suggestion is for the context the environment will set,
+    /// and the observation must report that context in `assignments`. Give every context parameter, or none.
     #[serde(default)]
     #[schema(value_type = Option<Object>, example = json!({}))]
     pub context: Option<Map<String, Value>>,
@@ -201,6 +205,11 @@ pub struct SuggestionResource {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub query: Option<Value>,
+    /// The context it was made for, when the request gave one (studies with context parameters); an observation
+    /// by `suggestion_id` inherits it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>, example = json!({"humidity": 0.4}))]
+    pub context: Option<Map<String, Value>>,
     /// Cost the algorithm expects.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = 1.5)]

@@ -60,6 +60,14 @@ fn prefixed(prefix: &str, errors: Vec<FieldError>) -> ApiError {
     )
 }
 
+/// Two JSON values are the same assignment: equal numbers (1 and 1.0 alike) or equal values.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 /// An observation checked under the study lock and ready to write.
 pub(crate) struct Prepared {
     pub(crate) row: ObservationRow,
@@ -106,6 +114,21 @@ pub(crate) async fn prepare(
         }
         let b = s.body;
         assignments.extend(b.assignments);
+        // A context given at suggest time is part of the run: the observation inherits it, and may repeat it but
+        // not contradict it.
+        for (name, known) in b.context.unwrap_or_default() {
+            if let Some(told) = body.assignments.as_ref().and_then(|a| a.get(&name))
+                && !same_value(told, &known)
+            {
+                return Ok(Err(ApiError::field(
+                    field(&format!("assignments.{name}")),
+                    format!(
+                        "the suggestion was made for {name} = {known}; observe it with that context, or report the run without suggestion_id"
+                    ),
+                )));
+            }
+            assignments.insert(name, known);
+        }
         if let Some(c) = b.control_set {
             extra.insert("control_set".into(), Value::String(c));
         }

@@ -46,6 +46,7 @@ pub(crate) fn suggestion_resource(s: &SuggestionRow, now: DateTime<Utc>) -> Sugg
         control_set: b.control_set.clone(),
         noise_level: b.noise_level.clone(),
         query: b.query.clone().map(Value::Object),
+        context: b.context.clone(),
         expected_cost: b.expected_cost,
         predicted: b.predicted,
         algorithm: b.algorithm.clone(),
