@@ -1,12 +1,14 @@
 //! Ask: new suggestions (idempotency, `client_id` re-delivery, budget reservation by open suggestions, expiry, the
 //! engine call, the policy state stored with the suggestions) and abandoning one.
 //!
-//! No database lock is held during the engine call. An ask passes its study's gate ([`super::study_gate`]),
-//! computes from a snapshot read without the write lock, then takes the lock for a transaction of milliseconds that
+//! No database lock is held during the engine call. An ask passes its study's gate ([`super::study_gate`]) and,
+//! on Postgres, an advisory lock that orders the asks of several server processes ([`crate::store::Store::ask_lock`];
+//! it blocks no other write), computes from a snapshot read without the write lock, then takes the lock for a transaction of milliseconds that
 //! re-checks what may have changed meanwhile: the idempotency key, the status, expiries, the budget (the batch is cut
 //! to what is left) and the study's suggestion count. Observations told during the computation are stored at once
-//! and seen by the next ask. When another server process made suggestions of the study meanwhile (the count moved),
-//! the ask computes again on a new snapshot; after [`ATTEMPTS`] such races it answers 503 with `Retry-After`.
+//! and seen by the next ask. When another server process made suggestions of the study meanwhile (the count moved;
+//! possible only on SQLite shared by several processes), the ask computes again on a new snapshot; after
+//! [`ATTEMPTS`] such races it answers 503 with `Retry-After`.
 
 use std::time::Duration as StdDuration;
 
@@ -26,7 +28,7 @@ use crate::state::AppState;
 use crate::store::{StudyRow, SuggestionRow};
 
 /// How often an ask recomputes when other server processes keep suggesting for the same study.
-pub const ATTEMPTS: usize = 3;
+pub const ATTEMPTS: usize = 5;
 
 /// Asks for `count` suggestions (already checked to be 1–100): the client's still-open ones again (200) when it
 /// has any, otherwise new ones (201), as many as the budget leaves free.
@@ -37,7 +39,9 @@ pub async fn ask(
     req: CreateSuggestions,
     idem: Option<Idempotency>,
 ) -> ApiResult<Written> {
-    let _gate = state.ask_gates.enter(study_id, StdDuration::from_millis(state.config.compute_queue_ms)).await?;
+    let wait = StdDuration::from_millis(state.config.compute_queue_ms);
+    let _gate = state.ask_gates.enter(study_id, wait).await?;
+    let _replicas = state.store.ask_lock(study_id, wait).await?;
     for _ in 0..ATTEMPTS {
         if let Some(written) = attempt(state, study_id, count, &req, idem.as_ref()).await? {
             return Ok(written);

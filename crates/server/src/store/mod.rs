@@ -233,8 +233,35 @@ pub trait Store: Send + Sync + 'static {
     /// What the engine needs of a study, read in one read-only transaction that takes no write lock (a model
     /// is computed from it while other requests write); `None` when the study does not exist.
     fn snapshot(&self, id: Uuid) -> BoxFut<'_, StoreResult<Option<StudySnapshot>>>;
+    /// Serialises asks of one study across server processes until the guard is dropped, waiting at most `wait`
+    /// (then a contention error, 503). Postgres: a transaction-scoped advisory lock on a connection of its own,
+    /// released by the guard's rollback or the connection's end (a killed process holds nothing). SQLite: nothing;
+    /// one SQLite file rarely has several server processes, and the ask's version check at commit covers them.
+    /// The lock blocks no other write: observations of the study go on while an ask computes.
+    fn ask_lock(&self, id: Uuid, wait: std::time::Duration) -> BoxFut<'_, StoreResult<AskLock>>;
     /// Begins a transaction holding the study's write lock; `None` when the study does not exist.
     fn lock_study(&self, id: Uuid) -> BoxFut<'_, StoreResult<Option<Box<dyn StudyTx>>>>;
+}
+
+/// Held while an ask computes and commits ([`Store::ask_lock`]); dropping it releases the lock.
+pub struct AskLock(#[allow(dead_code)] Option<Box<dyn Send>>);
+
+impl AskLock {
+    /// A guard that holds nothing.
+    pub fn none() -> Self {
+        Self(None)
+    }
+
+    /// A guard holding `held` (e.g. the transaction that owns an advisory lock).
+    pub fn holding(held: impl Send + 'static) -> Self {
+        Self(Some(Box::new(held)))
+    }
+}
+
+impl std::fmt::Debug for AskLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "AskLock(held)" } else { "AskLock(none)" })
+    }
 }
 
 /// A study with its observations, open suggestions and uploaded pairs, as of one moment.

@@ -18,7 +18,7 @@ use uuid::Uuid;
 use crate::domain::{AbandonReason, StoredSuggestion, SuggestionState};
 
 use super::{
-    BoxFut, IdempotencyRow, ObservationRow, Page, PairBatchRow, Store, StoreError, StoreResult, StudyRow,
+    AskLock, BoxFut, IdempotencyRow, ObservationRow, Page, PairBatchRow, Store, StoreError, StoreResult, StudyRow,
     StudySnapshot, StudyTx, SuggestionRow,
 };
 
@@ -359,6 +359,10 @@ macro_rules! sql_store {
                 })
             }
 
+            fn ask_lock(&self, id: Uuid, wait: Duration) -> BoxFut<'_, StoreResult<AskLock>> {
+                Box::pin(self.ask_lock_for(id, wait))
+            }
+
             fn lock_study(&self, id: Uuid) -> BoxFut<'_, StoreResult<Option<Box<dyn StudyTx>>>> {
                 Box::pin(async move {
                     let mut tx = match $lock_begin {
@@ -602,6 +606,31 @@ impl PgStore {
             .connect_with(options)
             .await?;
         Ok(Self { pool })
+    }
+}
+
+impl PgStore {
+    /// A transaction-scoped advisory lock on (`b'ba'`, a 32-bit hash of the study id), on a connection of its own;
+    /// `lock_timeout` bounds the wait (55P03, contention).
+    async fn ask_lock_for(&self, id: Uuid, wait: Duration) -> StoreResult<AskLock> {
+        let mut tx = self.pool.begin().await?;
+        let ms = wait.as_millis().clamp(1, i64::MAX as u128);
+        sqlx::query(sqlx::AssertSqlSafe(format!("SET LOCAL lock_timeout = {ms}"))).execute(&mut *tx).await?;
+        let bytes = id.as_bytes();
+        let hash = bytes.chunks(4).fold(0u32, |h, c| h ^ u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
+        sqlx::query("SELECT pg_advisory_xact_lock($1, $2)")
+            .bind(0x6261_i32)
+            .bind(hash as i32)
+            .execute(&mut *tx)
+            .await?;
+        Ok(AskLock::holding(tx))
+    }
+}
+
+impl SqliteStore {
+    /// Nothing to hold (see [`Store::ask_lock`]).
+    async fn ask_lock_for(&self, _id: Uuid, _wait: Duration) -> StoreResult<AskLock> {
+        Ok(AskLock::none())
     }
 }
 
