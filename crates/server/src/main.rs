@@ -38,7 +38,7 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command.unwrap_or(Command::Serve) {
         Command::Openapi => {
-            println!("{}", server::openapi().to_pretty_json()?);
+            println!("{}", serde_json::to_string_pretty(&server::openapi())?);
         }
         Command::Migrate => {
             init_logging();

@@ -1,6 +1,7 @@
 //! The HTTP API: router, OpenAPI document, paging; the handlers parse requests, call the [`crate::service`] layer
 //! and build responses.
 
+pub mod document;
 mod insight;
 mod observations;
 mod pairs;
@@ -77,16 +78,18 @@ fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(system::metrics))
 }
 
-/// The OpenAPI document the server serves.
-pub fn openapi() -> utoipa::openapi::OpenApi {
-    api_router().split_for_parts().1
+/// The OpenAPI document the server serves (and `bayesd openapi` prints): utoipa's, made true for strict
+/// validators by [`document::tighten`].
+pub fn openapi() -> serde_json::Value {
+    let doc = serde_json::to_value(api_router().split_for_parts().1).unwrap_or_default();
+    document::tighten(doc)
 }
 
 /// The complete application.
 pub fn app(state: AppState) -> Router {
-    let (router, doc) = api_router().split_for_parts();
+    let router = api_router().split_for_parts().0;
     router
-        .merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
+        .merge(SwaggerUi::new("/docs").external_url_unchecked("/openapi.json", openapi()))
         .fallback(|| async { ApiError::no_route() })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::require_token))
