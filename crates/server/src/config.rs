@@ -1,9 +1,12 @@
 //! Server configuration: command-line flags, each with an environment variable.
 
+use std::path::PathBuf;
+
+use anyhow::{Context as _, bail};
 use clap::Args;
 
 /// How the server runs.
-#[derive(Debug, Clone, Args)]
+#[derive(Clone, Args)]
 pub struct Config {
     /// Address to listen on.
     #[arg(long, global = true, env = "BAYESD_BIND", default_value = "127.0.0.1:8080")]
@@ -12,8 +15,11 @@ pub struct Config {
     #[arg(long, global = true, env = "DATABASE_URL", default_value = "sqlite://bayesd.db")]
     pub database_url: String,
     /// API tokens (comma-separated); when set, every route but health and docs needs `Authorization: Bearer <t>`.
-    #[arg(long = "api-token", global = true, env = "BAYESD_API_TOKENS", value_delimiter = ',')]
+    #[arg(long = "api-token", global = true, env = "BAYESD_API_TOKENS", value_delimiter = ',', hide_env_values = true)]
     pub api_tokens: Vec<String>,
+    /// A file of API tokens, one a line (blank lines and `#` comments ignored); adds to `--api-token`.
+    #[arg(long, global = true, env = "BAYESD_API_TOKEN_FILE")]
+    pub api_token_file: Option<PathBuf>,
     /// Largest accepted request body in bytes.
     #[arg(long, global = true, env = "BAYESD_MAX_BODY_BYTES", default_value_t = 4 * 1024 * 1024)]
     pub max_body_bytes: usize,
@@ -31,6 +37,22 @@ pub struct Config {
     pub db_max_connections: u32,
 }
 
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("bind", &self.bind)
+            .field("database_url", &"<redacted>")
+            .field("api_tokens", &format_args!("<{} redacted>", self.api_tokens.len()))
+            .field("api_token_file", &self.api_token_file)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("compute_permits", &self.compute_permits)
+            .field("compute_queue_ms", &self.compute_queue_ms)
+            .field("compute_deadline_secs", &self.compute_deadline_secs)
+            .field("db_max_connections", &self.db_max_connections)
+            .finish()
+    }
+}
+
 impl Config {
     /// The defaults with another database URL (for tests and tools).
     pub fn with_database(database_url: impl Into<String>) -> Self {
@@ -38,6 +60,7 @@ impl Config {
             bind: "127.0.0.1:0".into(),
             database_url: database_url.into(),
             api_tokens: Vec::new(),
+            api_token_file: None,
             max_body_bytes: 4 * 1024 * 1024,
             compute_permits: None,
             compute_queue_ms: 10_000,
@@ -49,5 +72,29 @@ impl Config {
     /// Number of compute slots.
     pub fn permits(&self) -> usize {
         self.compute_permits.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+    }
+
+    /// Checks the settings and merges the token file into `api_tokens`; the server refuses to start on error.
+    pub fn resolve(mut self) -> anyhow::Result<Self> {
+        if let Some(i) = self.api_tokens.iter().position(|t| t.trim().is_empty()) {
+            bail!(
+                "API token {} of {} given with --api-token/BAYESD_API_TOKENS is empty (a stray comma?); refusing to start",
+                i + 1,
+                self.api_tokens.len()
+            );
+        }
+        self.api_tokens = self.api_tokens.iter().map(|t| t.trim().to_string()).collect();
+        if let Some(path) = &self.api_token_file {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the API token file {}", path.display()))?;
+            let before = self.api_tokens.len();
+            self.api_tokens.extend(
+                text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_string),
+            );
+            if self.api_tokens.len() == before {
+                bail!("the API token file {} has no token (one a line); refusing to start", path.display());
+            }
+        }
+        Ok(self)
     }
 }

@@ -30,8 +30,10 @@ pub use api::{app, openapi};
 pub use config::Config;
 pub use state::AppState;
 
-/// Connects to the database, runs migrations, and builds the handlers' state.
+/// Checks the configuration (reading the token file), connects to the database, runs migrations, and builds the
+/// handlers' state.
 pub async fn state(config: Config) -> anyhow::Result<AppState> {
+    let config = config.resolve()?;
     let store = store::connect(&config.database_url, config.db_max_connections).await?;
     store.migrate().await?;
     let metrics = Arc::new(metrics::Metrics::default());
