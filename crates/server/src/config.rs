@@ -35,6 +35,19 @@ pub struct Config {
     /// Database connections in the pool.
     #[arg(long, global = true, env = "BAYESD_DB_MAX_CONNECTIONS", default_value_t = 16)]
     pub db_max_connections: u32,
+    /// How long a client may take to send a request's headers (seconds); then the connection is closed.
+    #[arg(long, global = true, env = "BAYESD_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
+    pub header_read_timeout_secs: u64,
+    /// Longest a request may take, body upload included (seconds); then the client gets 503. Keep it above the
+    /// compute queue wait plus the compute deadline.
+    #[arg(long, global = true, env = "BAYESD_REQUEST_TIMEOUT_SECS", default_value_t = 120)]
+    pub request_timeout_secs: u64,
+    /// Open client connections at most; further connections wait in the listen backlog until one closes.
+    #[arg(long, global = true, env = "BAYESD_MAX_CONNECTIONS", default_value_t = 1024)]
+    pub max_connections: usize,
+    /// Origins allowed by CORS (comma-separated, or `*`); CORS is off when empty.
+    #[arg(long = "cors-origin", global = true, env = "BAYESD_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
 }
 
 impl std::fmt::Debug for Config {
@@ -49,6 +62,10 @@ impl std::fmt::Debug for Config {
             .field("compute_queue_ms", &self.compute_queue_ms)
             .field("compute_deadline_secs", &self.compute_deadline_secs)
             .field("db_max_connections", &self.db_max_connections)
+            .field("header_read_timeout_secs", &self.header_read_timeout_secs)
+            .field("request_timeout_secs", &self.request_timeout_secs)
+            .field("max_connections", &self.max_connections)
+            .field("cors_origins", &self.cors_origins)
             .finish()
     }
 }
@@ -66,6 +83,10 @@ impl Config {
             compute_queue_ms: 10_000,
             compute_deadline_secs: 60,
             db_max_connections: 16,
+            header_read_timeout_secs: 10,
+            request_timeout_secs: 120,
+            max_connections: 1024,
+            cors_origins: Vec::new(),
         }
     }
 
@@ -94,6 +115,34 @@ impl Config {
             if self.api_tokens.len() == before {
                 bail!("the API token file {} has no token (one a line); refusing to start", path.display());
             }
+        }
+        if self.max_connections == 0 {
+            bail!("--max-connections must be at least 1");
+        }
+        if self.header_read_timeout_secs == 0 || self.request_timeout_secs == 0 {
+            bail!("--header-read-timeout-secs and --request-timeout-secs must be at least 1");
+        }
+        self.cors_origins = self.cors_origins.iter().map(|o| o.trim().trim_end_matches('/').to_string()).collect();
+        if self.cors_origins.iter().any(|o| o == "*") && self.cors_origins.len() > 1 {
+            bail!("--cors-origin '*' allows every origin and cannot be combined with others");
+        }
+        for origin in self.cors_origins.iter().filter(|o| *o != "*") {
+            let (scheme, host) = origin.split_once("://").unwrap_or_default();
+            let valid = matches!(scheme, "http" | "https")
+                && !host.is_empty()
+                && !host.contains('/')
+                && axum::http::HeaderValue::from_str(origin).is_ok();
+            if !valid {
+                bail!("--cors-origin '{origin}' is not an origin like https://app.example.com[:port], nor '*'");
+            }
+        }
+        let compute_secs = self.compute_queue_ms.div_ceil(1000) + self.compute_deadline_secs;
+        if self.request_timeout_secs <= compute_secs {
+            tracing::warn!(
+                request_timeout_secs = self.request_timeout_secs,
+                compute_secs,
+                "the request timeout is not above the compute queue wait plus deadline: long suggestions may be cut"
+            );
         }
         Ok(self)
     }

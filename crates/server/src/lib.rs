@@ -13,9 +13,11 @@ pub mod api;
 pub mod auth;
 pub mod compute;
 pub mod config;
+pub mod connections;
 pub mod domain;
 pub mod error;
 pub mod extract;
+pub mod http_layers;
 pub mod idempotency;
 pub mod metrics;
 pub mod service;
@@ -53,8 +55,12 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let state = state(config).await?;
+    let limits = connections::Limits {
+        max_connections: state.config.max_connections,
+        header_read_timeout: Duration::from_secs(state.config.header_read_timeout_secs),
+    };
     tracing::info!(addr = %listener.local_addr()?, database = state.store.backend(), "bayesd listening");
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await?;
+    connections::serve(listener, app(state), limits, shutdown).await?;
     Ok(())
 }
 
