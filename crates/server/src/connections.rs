@@ -15,6 +15,8 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
+use crate::metrics::Metrics;
+
 /// Connection limits.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -30,6 +32,7 @@ pub async fn serve(
     listener: TcpListener,
     app: Router,
     limits: Limits,
+    metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
@@ -59,8 +62,10 @@ pub async fn serve(
         let service = TowerToHyperService::new(app.clone());
         let builder = builder.clone();
         let watcher = graceful.watcher();
+        let metrics = metrics.clone();
         tokio::spawn(async move {
             let _slot = slot;
+            let _open = metrics.connection_opened();
             if !first_bytes(&stream, limits.header_read_timeout).await {
                 return;
             }

@@ -148,6 +148,7 @@ async fn request_timeout(State(limit): State<Duration>, req: Request, next: Next
         Ok(res) => res,
         Err(_) => {
             tracing::warn!(timeout_secs = limit.as_secs(), "request timed out");
+            crate::metrics::note_unavailable("request_timeout");
             let detail = format!("the request took longer than {} s and was stopped; retry later", limit.as_secs());
             ApiError::unavailable(detail).into_response()
         }

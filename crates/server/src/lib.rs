@@ -60,7 +60,8 @@ pub async fn serve(
         header_read_timeout: Duration::from_secs(state.config.header_read_timeout_secs),
     };
     tracing::info!(addr = %listener.local_addr()?, database = state.store.backend(), "bayesd listening");
-    connections::serve(listener, app(state), limits, shutdown).await?;
+    let metrics = state.metrics.clone();
+    connections::serve(listener, app(state), limits, metrics, shutdown).await?;
     Ok(())
 }
 

@@ -613,6 +613,32 @@ fn connections_beyond_the_limit_wait_until_one_closes() {
 }
 
 #[test]
+fn open_connections_are_counted_in_the_metrics() {
+    let Some(srv) = Served::start("sqlite", |_| {}) else { return };
+    let gauge = |c: &Client| {
+        let t = c.get("/metrics").expect(200).text;
+        t.lines().find_map(|l| l.strip_prefix("bayesd_http_connections ")).and_then(|v| v.parse::<f64>().ok())
+    };
+    let base = gauge(&srv.client()).expect("bayesd_http_connections");
+    let open: Vec<TcpStream> = (0..3)
+        .map(|_| {
+            let mut s = TcpStream::connect(srv.addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+            assert_eq!(read_response(&mut s).unwrap().0, 200);
+            s
+        })
+        .collect();
+    assert_eq!(gauge(&srv.client()), Some(base + 3.0));
+    drop(open);
+    let started = Instant::now();
+    while gauge(&srv.client()) != Some(base) {
+        assert!(started.elapsed() < Duration::from_secs(5), "closed connections still counted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
 fn shutdown_drains_the_requests_in_flight_and_refuses_new_connections() {
     for backend in ["sqlite", "postgres"] {
         let Some(mut srv) = Served::start(backend, |_| {}) else { continue };
