@@ -5,8 +5,8 @@
 //! Families: `bayesd_http_requests_total` and `bayesd_http_request_duration_seconds` (method, route, status),
 //! `bayesd_http_requests_in_flight`, `bayesd_http_connections`, `bayesd_http_unavailable_responses_total` (503s by
 //! reason), `bayesd_compute_seconds` (call), `bayesd_compute_wait_seconds`, `bayesd_compute_queue_depth`,
-//! `bayesd_compute_slots`/`_in_use`, `bayesd_build_info`, and, read at scrape time, `bayesd_studies` and
-//! `bayesd_observations`; `process_*`.
+//! `bayesd_compute_slots`/`_in_use`, `bayesd_build_info`, and, read at scrape time, `bayesd_studies`,
+//! `bayesd_observations` and `bayesd_db_pool_connections`/`_idle_connections`/`_max_connections`; `process_*`.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -70,6 +70,10 @@ pub struct Scrape {
     pub compute_slots: usize,
     /// Compute slots held by engine calls.
     pub compute_in_use: usize,
+    /// The database pool's (open, idle) connections.
+    pub pool: Option<(u32, usize)>,
+    /// The database pool's size limit.
+    pub pool_max: u32,
 }
 
 impl Metrics {
@@ -181,6 +185,9 @@ impl Metrics {
         gauge("bayesd_observations", "Observations stored.", scrape.observations);
         gauge("bayesd_compute_slots", "Compute slots (engine calls at once).", Some(scrape.compute_slots as i64));
         gauge("bayesd_compute_slots_in_use", "Compute slots held by engine calls.", Some(scrape.compute_in_use as i64));
+        gauge("bayesd_db_pool_connections", "Open database connections.", scrape.pool.map(|(n, _)| i64::from(n)));
+        gauge("bayesd_db_pool_idle_connections", "Idle database connections.", scrape.pool.map(|(_, n)| n as i64));
+        gauge("bayesd_db_pool_max_connections", "The database pool's size limit.", Some(i64::from(scrape.pool_max)));
         render(&families)
     }
 }

@@ -24,7 +24,7 @@ fn id(v: &Value) -> String {
     v["id"].as_str().expect("id").to_string()
 }
 
-const FAMILIES: [(&str, &str); 20] = [
+const FAMILIES: [(&str, &str); 23] = [
     ("bayesd_http_requests_total", "counter"),
     ("bayesd_http_request_duration_seconds", "histogram"),
     ("bayesd_http_requests_in_flight", "gauge"),
@@ -45,6 +45,9 @@ const FAMILIES: [(&str, &str); 20] = [
     ("process_max_fds", "gauge"),
     ("process_start_time_seconds", "gauge"),
     ("process_threads", "gauge"),
+    ("bayesd_db_pool_connections", "gauge"),
+    ("bayesd_db_pool_idle_connections", "gauge"),
+    ("bayesd_db_pool_max_connections", "gauge"),
 ];
 
 #[test]
@@ -76,6 +79,11 @@ fn every_family_is_exposed_and_the_counters_move() {
             let series = format!("bayesd_http_unavailable_responses_total{{reason=\"{reason}\"}}");
             assert_eq!(metric(t, &series), Some(0.0), "{b}: {series}");
         }
+        // The test servers' pools hold at most 4 connections; the scrape's totals query used one.
+        assert_eq!(metric(t, "bayesd_db_pool_max_connections"), Some(4.0), "{b}");
+        let open = metric(t, "bayesd_db_pool_connections").expect("pool size");
+        let idle = metric(t, "bayesd_db_pool_idle_connections").expect("idle");
+        assert!((1.0..=4.0).contains(&open) && (0.0..=open).contains(&idle), "{b}: {open} open, {idle} idle");
         assert!(metric(t, "process_resident_memory_bytes").is_some_and(|v| v > 1e6), "{b}");
         assert!(metric(t, "process_open_fds").is_some_and(|v| v >= 3.0), "{b}");
         assert!(metric(t, "process_cpu_seconds_total").is_some_and(|v| v >= 0.0), "{b}"); // whole seconds

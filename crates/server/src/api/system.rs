@@ -59,7 +59,14 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         Err(_) => (None, None),
     };
     let (compute_slots, compute_in_use) = state.compute.usage();
-    let scrape = Scrape { studies, observations, compute_slots, compute_in_use };
+    let scrape = Scrape {
+        studies,
+        observations,
+        compute_slots,
+        compute_in_use,
+        pool: state.store.pool_connections(),
+        pool_max: state.config.db_max_connections,
+    };
     let mut res = state.metrics.render(scrape).into_response();
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
     res

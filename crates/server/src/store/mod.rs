@@ -215,6 +215,10 @@ pub trait Store: Send + Sync + 'static {
     fn get_idempotency<'a>(&'a self, scope: &'a str, key: &'a str) -> BoxFut<'a, StoreResult<Option<IdempotencyRow>>>;
     /// Numbers of studies and observations (for `/metrics`).
     fn totals(&self) -> BoxFut<'_, StoreResult<(i64, i64)>>;
+    /// The pool's (open, idle) connections, for `/metrics`; `None` without a pool.
+    fn pool_connections(&self) -> Option<(u32, usize)> {
+        None
+    }
     /// Begins a transaction holding the study's write lock; `None` when the study does not exist.
     fn lock_study(&self, id: Uuid) -> BoxFut<'_, StoreResult<Option<Box<dyn StudyTx>>>>;
 }
