@@ -19,18 +19,19 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// The token of an `Authorization: Bearer <token>` value; the scheme is case-insensitive (RFC 9110 §11.1).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once([' ', '\t'])?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
 /// Middleware enforcing the tokens.
 pub async fn require_token(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let tokens = &state.config.api_tokens;
     if tokens.is_empty() || is_public(req.uri().path()) {
         return next.run(req).await;
     }
-    let given = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-        .map(str::trim);
+    let given = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer);
     match given {
         None => ApiError::unauthorized("this server requires 'Authorization: Bearer <token>'").into_response(),
         Some(t) if tokens.iter().any(|k| same(k.as_bytes(), t.as_bytes())) => next.run(req).await,

@@ -13,6 +13,7 @@ use crate::metrics::Metrics;
 /// The compute pool.
 #[derive(Debug)]
 pub struct Compute {
+    slots: usize,
     permits: Arc<Semaphore>,
     queue_wait: Duration,
     deadline: Duration,
@@ -22,15 +23,28 @@ pub struct Compute {
 impl Compute {
     /// A pool of `permits` slots.
     pub fn new(permits: usize, queue_wait: Duration, deadline: Duration, metrics: Arc<Metrics>) -> Self {
-        Self { permits: Arc::new(Semaphore::new(permits)), queue_wait, deadline, metrics }
+        Self { slots: permits, permits: Arc::new(Semaphore::new(permits)), queue_wait, deadline, metrics }
+    }
+
+    /// (slots, slots held by engine calls), for the metrics.
+    pub fn usage(&self) -> (usize, usize) {
+        (self.slots, self.slots.saturating_sub(self.permits.available_permits()))
     }
 
     /// Waits for a slot (before any database lock is taken), or 503.
     pub async fn slot(&self) -> ApiResult<OwnedSemaphorePermit> {
         let permits = self.permits.clone();
-        match tokio::time::timeout(self.queue_wait, permits.acquire_owned()).await {
+        let started = Instant::now();
+        let waiting = self.metrics.compute_waiting();
+        let got = tokio::time::timeout(self.queue_wait, permits.acquire_owned()).await;
+        drop(waiting);
+        self.metrics.observe_compute_wait(started.elapsed());
+        match got {
             Ok(Ok(p)) => Ok(p),
-            _ => Err(ApiError::saturated("every compute slot is busy; retry after the indicated delay", 1)),
+            _ => {
+                crate::metrics::note_unavailable("compute_queue");
+                Err(ApiError::saturated("every compute slot is busy; retry after the indicated delay", 1))
+            }
         }
     }
 
@@ -49,10 +63,13 @@ impl Compute {
         let out = match tokio::time::timeout(self.deadline, handle).await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(ApiError::internal("engine task failed", e)),
-            Err(_) => Err(ApiError::saturated(
-                format!("the computation exceeded its deadline of {} s; retry later", self.deadline.as_secs()),
-                5,
-            )),
+            Err(_) => {
+                crate::metrics::note_unavailable("compute_deadline");
+                Err(ApiError::saturated(
+                    format!("the computation exceeded its deadline of {} s; retry later", self.deadline.as_secs()),
+                    5,
+                ))
+            }
         };
         self.metrics.observe_compute(what, started.elapsed());
         out

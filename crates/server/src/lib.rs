@@ -13,9 +13,11 @@ pub mod api;
 pub mod auth;
 pub mod compute;
 pub mod config;
+pub mod connections;
 pub mod domain;
 pub mod error;
 pub mod extract;
+pub mod http_layers;
 pub mod idempotency;
 pub mod metrics;
 pub mod service;
@@ -30,8 +32,10 @@ pub use api::{app, openapi};
 pub use config::Config;
 pub use state::AppState;
 
-/// Connects to the database, runs migrations, and builds the handlers' state.
+/// Checks the configuration (reading the token file), connects to the database, runs migrations, and builds the
+/// handlers' state.
 pub async fn state(config: Config) -> anyhow::Result<AppState> {
+    let config = config.resolve()?;
     let store = store::connect(&config.database_url, config.db_max_connections).await?;
     store.migrate().await?;
     let metrics = Arc::new(metrics::Metrics::default());
@@ -58,8 +62,13 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let state = state(config).await?;
+    let limits = connections::Limits {
+        max_connections: state.config.max_connections,
+        header_read_timeout: Duration::from_secs(state.config.header_read_timeout_secs),
+    };
     tracing::info!(addr = %listener.local_addr()?, database = state.store.backend(), "bayesd listening");
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await?;
+    let metrics = state.metrics.clone();
+    connections::serve(listener, app(state), limits, metrics, shutdown).await?;
     Ok(())
 }
 

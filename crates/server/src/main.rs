@@ -1,5 +1,7 @@
 //! `bayesd`: serve the API (default), apply migrations, or print the OpenAPI document.
 
+use std::io::IsTerminal as _;
+
 use clap::{Parser, Subcommand};
 use server::Config;
 
@@ -22,10 +24,14 @@ enum Command {
     Openapi,
 }
 
+/// Logs to stderr: plain text (coloured only on a terminal), or JSON lines with `BAYESD_LOG_FORMAT=json`.
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
     if std::env::var("BAYESD_LOG_FORMAT").is_ok_and(|v| v.eq_ignore_ascii_case("json")) {
         builder.json().init();
     } else {

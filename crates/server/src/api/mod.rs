@@ -85,16 +85,17 @@ pub fn openapi() -> serde_json::Value {
     document::tighten(doc)
 }
 
-/// The complete application.
+/// The complete application: the routes, the API documentation, authentication and the HTTP layers.
 pub fn app(state: AppState) -> Router {
     let router = api_router().split_for_parts().0;
-    router
-        .merge(SwaggerUi::new("/docs").external_url_unchecked("/openapi.json", openapi()))
+    let docs = Router::from(SwaggerUi::new("/docs").external_url_unchecked("/openapi.json", openapi()))
+        .layer(crate::http_layers::docs_csp());
+    let router = router
+        .merge(docs)
         .fallback(|| async { ApiError::no_route() })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::require_token))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics::track))
-        .with_state(state)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::require_token));
+    crate::http_layers::around(router, &state).with_state(state)
 }
 
 /// A page request from the query (`limit` 1–1000, default 100; `after` a cursor).

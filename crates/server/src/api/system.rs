@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::AppState;
 use super::types::Health;
+use crate::metrics::Scrape;
 
 /// The process is up.
 #[utoipa::path(
@@ -36,6 +37,7 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
         Ok(()) => (StatusCode::OK, axum::Json(Health { status: "ok".into(), database: Some(backend) })).into_response(),
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");
+            crate::metrics::note_unavailable("database");
             let body = Health { status: "unavailable".into(), database: Some(backend) };
             (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response()
         }
@@ -56,7 +58,16 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         Ok((s, o)) => (Some(s), Some(o)),
         Err(_) => (None, None),
     };
-    let mut res = state.metrics.render(studies, observations).into_response();
+    let (compute_slots, compute_in_use) = state.compute.usage();
+    let scrape = Scrape {
+        studies,
+        observations,
+        compute_slots,
+        compute_in_use,
+        pool: state.store.pool_connections(),
+        pool_max: state.config.db_max_connections,
+    };
+    let mut res = state.metrics.render(scrape).into_response();
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
     res
 }

@@ -239,6 +239,10 @@ pub trait Store: Send + Sync + 'static {
     /// one SQLite file rarely has several server processes, and the ask's version check at commit covers them.
     /// The lock blocks no other write: observations of the study go on while an ask computes.
     fn ask_lock(&self, id: Uuid, wait: std::time::Duration) -> BoxFut<'_, StoreResult<AskLock>>;
+    /// The pool's (open, idle) connections, for `/metrics`; `None` without a pool.
+    fn pool_connections(&self) -> Option<(u32, usize)> {
+        None
+    }
     /// Begins a transaction holding the study's write lock; `None` when the study does not exist.
     fn lock_study(&self, id: Uuid) -> BoxFut<'_, StoreResult<Option<Box<dyn StudyTx>>>>;
 }

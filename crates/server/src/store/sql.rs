@@ -201,6 +201,10 @@ macro_rules! sql_store {
                 })
             }
 
+            fn pool_connections(&self) -> Option<(u32, usize)> {
+                Some((self.pool.size(), self.pool.num_idle()))
+            }
+
             fn create_study<'a>(
                 &'a self,
                 s: &'a StudyRow,
