@@ -1,7 +1,8 @@
-//! What the `http` suite needs to talk to a real server: the release `bayesd` binary started as a child process
-//! on a fresh SQLite file or a freshly created Postgres database (both removed afterwards), and a minimal blocking
-//! HTTP/1.1 keep-alive JSON client (one TCP connection per client, `TCP_NODELAY`, no retries: a POST is never
-//! sent twice).
+//! What the `http` and `soak` suites need to talk to a real server: a scratch database (a fresh SQLite file or a
+//! freshly created Postgres database, removed afterwards, [`ScratchDb`]), the release `bayesd` binary started as a
+//! child process on it ([`ServerChild`]; the soak kills it and starts another on the same database), both together
+//! as [`ServerProcess`], and a minimal blocking HTTP/1.1 keep-alive JSON client (one TCP connection per client,
+//! `TCP_NODELAY`, no retries of its own: a POST is never sent twice unless its caller sends it again).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -19,6 +20,10 @@ pub struct Resp {
     pub status: u16,
     /// Body bytes.
     pub body: Vec<u8>,
+    /// The `Retry-After` header in seconds, when present.
+    pub retry_after: Option<u64>,
+    /// `Idempotent-Replayed: true`: the stored answer to an earlier request with the same `Idempotency-Key`.
+    pub replayed: bool,
 }
 
 impl Resp {
@@ -49,27 +54,55 @@ impl Conn {
         Self { addr, stream: None }
     }
 
+    /// Connects to `addr` from the next request on (the kept-alive connection is dropped when it changes).
+    pub fn set_addr(&mut self, addr: SocketAddr) {
+        if addr != self.addr {
+            self.addr = addr;
+            self.stream = None;
+        }
+    }
+
     /// Sends one request (`body` as JSON when given) and reads the whole response.
     pub fn request(&mut self, method: &str, path: &str, body: Option<&[u8]>) -> anyhow::Result<Resp> {
+        self.request_with(method, path, body, &[])
+    }
+
+    /// [`Conn::request`] with extra headers (e.g. `Idempotency-Key`).
+    pub fn request_with(
+        &mut self,
+        method: &str,
+        path: &str,
+        body: Option<&[u8]>,
+        headers: &[(&str, &str)],
+    ) -> anyhow::Result<Resp> {
         if self.stream.is_none() {
             let s = TcpStream::connect_timeout(&self.addr, Duration::from_secs(5))?;
             s.set_nodelay(true)?;
             s.set_read_timeout(Some(Duration::from_secs(300)))?;
             self.stream = Some(BufReader::new(s));
         }
-        let out = self.exchange(method, path, body);
+        let out = self.exchange(method, path, body, headers);
         if out.is_err() {
             self.stream = None;
         }
         out.with_context(|| format!("{method} {path}"))
     }
 
-    fn exchange(&mut self, method: &str, path: &str, body: Option<&[u8]>) -> anyhow::Result<Resp> {
+    fn exchange(
+        &mut self,
+        method: &str,
+        path: &str,
+        body: Option<&[u8]>,
+        headers: &[(&str, &str)],
+    ) -> anyhow::Result<Resp> {
         let reader = self.stream.as_mut().context("not connected")?;
         let body = body.unwrap_or_default();
         let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n", self.addr, body.len());
         if !body.is_empty() {
             req.push_str("Content-Type: application/json\r\n");
+        }
+        for (k, v) in headers {
+            req.push_str(&format!("{k}: {v}\r\n"));
         }
         req.push_str("\r\n");
         let mut buf = req.into_bytes();
@@ -79,7 +112,7 @@ impl Conn {
         reader.read_line(&mut line)?;
         let status: u16 =
             line.split(' ').nth(1).and_then(|s| s.parse().ok()).with_context(|| format!("bad status line {line:?}"))?;
-        let (mut length, mut chunked, mut close) = (None, false, false);
+        let (mut length, mut chunked, mut close, mut retry_after, mut replayed) = (None, false, false, None, false);
         loop {
             line.clear();
             if reader.read_line(&mut line)? == 0 {
@@ -95,6 +128,8 @@ impl Conn {
                     "content-length" => length = v.parse::<usize>().ok(),
                     "transfer-encoding" => chunked = v.eq_ignore_ascii_case("chunked"),
                     "connection" => close = v.eq_ignore_ascii_case("close"),
+                    "retry-after" => retry_after = v.parse::<u64>().ok(),
+                    "idempotent-replayed" => replayed = v.eq_ignore_ascii_case("true"),
                     _ => {}
                 }
             }
@@ -123,7 +158,7 @@ impl Conn {
         if close {
             self.stream = None;
         }
-        Ok(Resp { status, body })
+        Ok(Resp { status, body, retry_after, replayed })
     }
 
     /// POST a JSON value.
@@ -188,26 +223,25 @@ fn unique_name(prefix: &str) -> String {
     format!("{prefix}_{}_{nanos}", std::process::id())
 }
 
-/// What to remove when the server goes away.
+/// What to remove when the database goes away.
 #[derive(Debug)]
 enum Scratch {
     Dir(PathBuf),
     Database { admin_url: String, name: String },
 }
 
-/// A running release server on a fresh database; killed and its database removed on drop.
+/// A fresh database of one backend, removed on drop: an SQLite file in a scratch directory, or a Postgres database
+/// created through [`postgres_admin_url`] (dropped `WITH (FORCE)`).
 #[derive(Debug)]
-pub struct ServerProcess {
-    /// Where it listens.
-    pub addr: SocketAddr,
-    child: Child,
+pub struct ScratchDb {
+    /// The server's `--database-url`.
+    pub url: String,
     scratch: Scratch,
 }
 
-impl ServerProcess {
-    /// Starts `bayesd serve` on 127.0.0.1:0 with a fresh database of `backend` (`sqlite` or `postgres`).
-    pub fn start(backend: &'static str) -> anyhow::Result<Self> {
-        let bin = server_binary()?;
+impl ScratchDb {
+    /// Creates a fresh database of `backend` (`sqlite` or `postgres`).
+    pub fn create(backend: &str) -> anyhow::Result<Self> {
         let (url, scratch) = match backend {
             "postgres" => {
                 let admin_url = postgres_admin_url();
@@ -226,8 +260,39 @@ impl ServerProcess {
                 (format!("sqlite://{}", dir.join("bench.db").display()), Scratch::Dir(dir))
             }
         };
+        Ok(Self { url, scratch })
+    }
+}
+
+impl Drop for ScratchDb {
+    fn drop(&mut self) {
+        match &self.scratch {
+            Scratch::Dir(dir) => {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            Scratch::Database { admin_url, name } => {
+                if let Err(e) = postgres_exec(admin_url, format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")) {
+                    eprintln!("[bench] could not drop database {name}: {e:#}");
+                }
+            }
+        }
+    }
+}
+
+/// One `bayesd serve` process on 127.0.0.1:0 (a new port each time); SIGKILLed on drop.
+#[derive(Debug)]
+pub struct ServerChild {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    child: Child,
+}
+
+impl ServerChild {
+    /// Starts the release server on `database_url` and waits until it listens.
+    pub fn start(database_url: &str) -> anyhow::Result<Self> {
+        let bin = server_binary()?;
         let mut child = Command::new(&bin)
-            .args(["serve", "--bind", "127.0.0.1:0", "--database-url", &url])
+            .args(["serve", "--bind", "127.0.0.1:0", "--database-url", database_url])
             .env("BAYESD_LOG_FORMAT", "json")
             .env("RUST_LOG", "info,sqlx=warn")
             .env_remove("BAYESD_API_TOKENS")
@@ -252,7 +317,57 @@ impl ServerProcess {
             seen.push(line);
         };
         std::thread::spawn(move || lines.for_each(drop));
-        Ok(Self { addr, child, scratch })
+        Ok(Self { addr, child })
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL (no shutdown of any kind) and reap.
+    pub fn kill(mut self) {
+        self.kill_now();
+    }
+
+    fn kill_now(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ServerChild {
+    fn drop(&mut self) {
+        self.kill_now();
+    }
+}
+
+/// Resident memory of process `pid` in kB (`VmRSS` of `/proc/<pid>/status`; `None` off Linux or once it is gone).
+pub fn rss_kb(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    parse_vm_rss(&status)
+}
+
+fn parse_vm_rss(status: &str) -> Option<u64> {
+    status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
+/// A running release server on a fresh database; killed and its database removed on drop.
+#[derive(Debug)]
+pub struct ServerProcess {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    // Declared before the database: the process goes first.
+    _child: ServerChild,
+    _db: ScratchDb,
+}
+
+impl ServerProcess {
+    /// Starts `bayesd serve` on 127.0.0.1:0 with a fresh database of `backend` (`sqlite` or `postgres`).
+    pub fn start(backend: &'static str) -> anyhow::Result<Self> {
+        let db = ScratchDb::create(backend)?;
+        let child = ServerChild::start(&db.url)?;
+        Ok(Self { addr: child.addr, _child: child, _db: db })
     }
 
     /// A new connection to it.
@@ -261,26 +376,16 @@ impl ServerProcess {
     }
 }
 
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        match &self.scratch {
-            Scratch::Dir(dir) => {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-            Scratch::Database { admin_url, name } => {
-                if let Err(e) = postgres_exec(admin_url, format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")) {
-                    eprintln!("[http] could not drop database {name}: {e:#}");
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::with_database;
+    use super::{parse_vm_rss, with_database};
+
+    #[test]
+    fn vm_rss_is_read_in_kb() {
+        let status = "Name:\tbayesd\nVmPeak:\t  900000 kB\nVmRSS:\t   41236 kB\nThreads:\t9\n";
+        assert_eq!(parse_vm_rss(status), Some(41236));
+        assert_eq!(parse_vm_rss("Name:\tx\n"), None);
+    }
 
     #[test]
     fn database_name_is_replaced() {

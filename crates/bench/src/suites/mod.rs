@@ -10,6 +10,7 @@ mod seed002;
 mod seed002_problems;
 mod seed003;
 mod seed004;
+mod soak;
 
 use crate::Args;
 use crate::format::SuiteResult;
@@ -23,6 +24,10 @@ pub const SUITES: &[(&str, &str)] = &[
     ("plain", "simple regret of the plain policies on Branin, Hartmann-6, Ackley-6"),
     ("seed004", "unknown kernel hyperparameters: HE-GP-UCB vs MLE, ExpectedUCB, A-GP-UCB (paper 004, App. J)"),
     ("http", "release server on SQLite and Postgres: suggest latency against n (d = 6), observe throughput"),
+    (
+        "soak",
+        "release server under 8 mixed clients, SIGKILLed and restarted at random: lost, duplicates, 5xx, latency, RSS",
+    ),
     ("latency", "engine suggest time (gp-ei with refit) against observations and dimension"),
     ("seed000", "control sets with unknown random costs (bocvs vs UCB-PSQ, TS-PSQ, ETC-50): regret against cost"),
     ("seed003", "TRUVAR (NIPS 2016): synthetic BO, LSE with noise levels, SVM grid, lake-like LSE with movement cost"),
@@ -39,6 +44,7 @@ pub fn find(name: &str) -> Option<SuiteFn> {
         "seed001" => Some(seed001::run),
         "plain" => Some(plain::run),
         "http" => Some(http::run),
+        "soak" => Some(soak::run),
         "latency" => Some(latency::run),
         "seed000" => Some(seed000::run),
         "seed004" => Some(seed004::run),
