@@ -737,9 +737,12 @@ fn extreme_but_valid_inputs_never_give_a_server_error() {
         let obs = format!("/v1/studies/{sid}/observations");
         for (i, v) in [1e300, -1e300, 0.0, 1e-300, 1e300].iter().enumerate() {
             let body =
-                json!({"assignments": {"x": i as f64, "y": 1.0}, "value": v, "value_stddev": 1e300, "cost": 1e308});
+                json!({"assignments": {"x": i as f64, "y": 1.0}, "value": v, "value_stddev": 1e300, "cost": 1e300});
             not_5xx(srv.post(&obs, body), &format!("{b} observe {v}"));
         }
+        // A cost whose sum with the study's total overflows is refused, naming the field (the total stays a number).
+        let r = srv.post(&obs, json!({"assignments": {"x": 0.5, "y": 1.0}, "value": 1.0, "cost": f64::MAX}));
+        assert_eq!(r.clone().expect(422).error_fields(), ["cost"], "{b}: {}", r.text);
         for what in ["suggestions", "best", "predict"] {
             let path = format!("/v1/studies/{sid}/{what}");
             let r = match what {
@@ -754,7 +757,8 @@ fn extreme_but_valid_inputs_never_give_a_server_error() {
         assert_eq!(best["best_observed"]["value"], -1e300, "{b}: {best}");
         let p = srv.post(&format!("/v1/studies/{sid}/predict"), json!({"points": [{"x": 0.0, "y": 0.0}]}));
         assert!(p.status == 200 || problem_type(&p).ends_with("model-failed"), "{b}: {} {}", p.status, p.text);
-        not_5xx(srv.get(&format!("/v1/studies/{sid}")), &format!("{b} study with an overflowing total cost"));
+        let study = srv.get(&format!("/v1/studies/{sid}")).expect(200).json;
+        assert_eq!(study["total_cost"].as_f64(), Some(5e300), "{b}: {study}");
         not_5xx(srv.get(&format!("{obs}?format=csv")), &format!("{b} csv"));
 
         let sid = id(&srv.create_study(branin_study("flat")));

@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::AppState;
 use super::types::Health;
+use crate::error::Problem;
 use crate::metrics::Scrape;
 
 /// The process is up.
@@ -50,7 +51,8 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
     path = "/metrics",
     tag = "system",
     responses(
-        (status = 200, description = "Prometheus text exposition: request counts and latencies by route and status, engine compute time, studies, observations.", body = String, content_type = "text/plain")
+        (status = 200, description = "Prometheus text exposition: request counts and latencies by route and status, engine compute time, studies, observations.", body = String, content_type = "text/plain"),
+        (status = 401, description = "A bearer token is required (when the server has API tokens).", body = Problem, content_type = "application/problem+json")
     )
 )]
 pub async fn metrics(State(state): State<AppState>) -> Response {

@@ -153,6 +153,14 @@ pub(crate) async fn prepare(
     if let Some(q) = body.query {
         extra.insert("query".into(), Value::Object(q));
     }
+    if let Some(cost) = body.cost
+        && !(study.total_cost + cost).is_finite()
+    {
+        return Ok(Err(ApiError::field(
+            field("cost"),
+            format!("the study's total cost ({}) plus this cost would exceed the largest number", study.total_cost),
+        )));
+    }
     let row = ObservationRow {
         id: Uuid::new_v4(),
         study_id: study.id,

@@ -28,6 +28,9 @@
 //! - Requests: `get`, `post`, `delete`, `request` (any method, extra headers) return a [`Resp`] with `status`,
 //!   `headers`, `text` and parsed `json`; `resp.expect(201)` asserts the status and shows the body otherwise.
 //! - [`TestServer::ask_tell`]: one suggest + observe round with a closure computing the value.
+//! - Every response is checked against the committed `openapi/openapi.json` (`contract.rs`): a JSON body must
+//!   validate against the schema of its operation, status and content type, and a status an operation does not
+//!   document fails the test.
 //! - [`fresh_postgres_url`] / [`fresh_sqlite_url`]: a database URL for spawning the `bayesd` binary yourself
 //!   (`env!("CARGO_BIN_EXE_bayesd")`), as the concurrency and crash tests do; [`Client`] talks to any base URL.
 #![allow(dead_code)]
@@ -38,6 +41,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
+
+mod contract;
 
 /// A response.
 #[derive(Debug, Clone)]
@@ -129,7 +134,9 @@ impl Client {
         stream.write_all(body)?;
         let mut buf = Vec::new();
         stream.read_to_end(&mut buf)?;
-        parse_response(&buf)
+        let resp = parse_response(&buf)?;
+        contract::check(method, path, Some(body), &resp);
+        Ok(resp)
     }
 
     /// GET.
