@@ -90,7 +90,7 @@ macro_rules! text_enum {
 }
 
 /// The status of a study.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StudyStatus {
     /// Makes suggestions and accepts observations.
@@ -145,9 +145,11 @@ impl StudyStatus {
     }
 }
 
-/// The state of a suggestion (stored; an open suggestion past its expiry is *shown* as abandoned before a write
-/// stores that, see [`shown_state`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// The state of a suggestion; an open suggestion past its expiry is shown as abandoned (reason `expired`).
+///
+/// Stored states can lag: the expiry is written by the next write to the study, and [`shown_state`] is what
+/// clients see meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SuggestionState {
     /// Handed out, waiting for its observation; its point is held back from other suggestions.
@@ -177,7 +179,7 @@ impl SuggestionState {
 }
 
 /// Why a suggestion was abandoned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AbandonReason {
     /// The client deleted it.

@@ -6,13 +6,58 @@
 //!   which no body with a `name` can satisfy. The closed subschema is opened and the composed schema closed with
 //!   `unevaluatedProperties: false`, which sees the properties of every `allOf` branch. (The server still refuses
 //!   unknown fields of every body, 422 naming them.)
+//! - **What the server checks that the types do not say:** `algorithm.name` is `auto` or a name of the engine's
+//!   registry; the query parameter `limit` is 1–1000 and `format` is `json` or `csv`; an `Idempotency-Key` is 1–255
+//!   visible ASCII characters (`crate::idempotency`).
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// The document: utoipa's, with the rewrites of this module applied.
 pub fn tighten(mut doc: Value) -> Value {
     close_compositions(&mut doc);
+    name_algorithms(&mut doc);
+    bound_parameters(&mut doc);
     doc
+}
+
+/// `AlgorithmSpec.name`: `auto` or one of the registry's names.
+fn name_algorithms(doc: &mut Value) {
+    let names: Vec<Value> = std::iter::once("auto")
+        .chain(engine::policy::REGISTRY.iter().map(|a| a.name))
+        .map(|n| Value::String(n.to_string()))
+        .collect();
+    if let Some(name) =
+        doc.pointer_mut("/components/schemas/AlgorithmSpec/properties/name").and_then(Value::as_object_mut)
+    {
+        name.insert("enum".into(), Value::Array(names));
+    }
+}
+
+/// The limits of the parameters every operation shares, by name.
+fn bound_parameters(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
+    for op in paths.values_mut().filter_map(Value::as_object_mut).flat_map(|item| item.values_mut()) {
+        let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) else { continue };
+        for p in params.iter_mut().filter_map(Value::as_object_mut) {
+            let (name, place) = (p["name"].as_str().unwrap_or_default(), p["in"].as_str().unwrap_or_default());
+            let bounds = match (place, name) {
+                ("query", "limit") => json!({"minimum": 1, "maximum": 1000}),
+                ("query", "format") => json!({"enum": ["json", "csv"]}),
+                ("header", "Idempotency-Key") => json!({"minLength": 1, "maxLength": 255, "pattern": "^[\\t -~]+$"}),
+                _ => continue,
+            };
+            if let Some(Value::Object(schema)) = p.get_mut("schema") {
+                // Option<T> fields come out as `type: [T, null]`; a query value is never null.
+                if let Some(Value::Array(types)) = schema.get("type").cloned() {
+                    let one: Vec<Value> = types.into_iter().filter(|t| t != "null").collect();
+                    if one.len() == 1 {
+                        schema.insert("type".into(), one[0].clone());
+                    }
+                }
+                schema.extend(bounds.as_object().cloned().unwrap_or_default());
+            }
+        }
+    }
 }
 
 /// Moves `additionalProperties: false` from schemas used as `allOf` branches to the composing schemas, as
@@ -53,7 +98,6 @@ fn open(schema: &mut Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn a_closed_branch_of_all_of_is_opened_and_the_composition_closed() {

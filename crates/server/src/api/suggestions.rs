@@ -64,7 +64,7 @@ pub async fn create_suggestions(
 #[into_params(parameter_in = Query)]
 pub struct SuggestionQuery {
     /// Only suggestions in this state: `open`, `completed` or `abandoned`.
-    #[param(example = "open")]
+    #[param(example = "open", value_type = Option<crate::domain::SuggestionState>)]
     pub state: Option<String>,
     /// Page size (1–1000, default 100).
     #[param(example = 100)]

@@ -110,6 +110,7 @@ pub struct StudyResource {
     pub name: String,
     /// `active`, `completed` (budget spent) or `archived`.
     #[schema(example = "active")]
+    #[schema(value_type = crate::domain::StudyStatus)]
     pub status: String,
     /// The study spec with defaults filled in.
     #[serde(flatten)]
@@ -185,6 +186,7 @@ pub struct SuggestionResource {
     pub study_id: Uuid,
     /// `open`, `completed` or `abandoned`.
     #[schema(example = "open")]
+    #[schema(value_type = crate::domain::SuggestionState)]
     pub state: String,
     /// The client it was handed to.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -234,6 +236,7 @@ pub struct SuggestionResource {
     /// Why it was abandoned: `deleted` or `expired`.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = "expired")]
+    #[schema(value_type = Option<crate::domain::AbandonReason>)]
     pub abandon_reason: Option<String>,
 }
 
@@ -304,6 +307,7 @@ pub struct CreateObservation {
 #[serde(deny_unknown_fields)]
 pub struct CreateObservationBatch {
     /// Observations to import (1–1000), stored all or none.
+    #[schema(min_items = 1, max_items = 1000)]
     pub observations: Vec<CreateObservation>,
 }
 
@@ -413,6 +417,7 @@ pub struct BestResponse {
 pub struct PredictRequest {
     /// Complete assignments (every parameter) at which to evaluate the posterior (1–1000).
     #[schema(value_type = Vec<Object>, example = json!([{"temperature": 50.0}]))]
+    #[schema(min_items = 1, max_items = 1000)]
     pub points: Vec<Map<String, Value>>,
 }
 
