@@ -323,7 +323,13 @@ impl TestServer {
                     }
                 };
                 let _ = addr_tx.send(Ok(addr));
-                let _ = axum::serve(listener, server::app(state)).with_graceful_shutdown(shutdown).await;
+                // The production accept loop (connection limit, header-read timeout), as `server::serve` runs it.
+                let limits = server::connections::Limits {
+                    max_connections: state.config.max_connections,
+                    header_read_timeout: Duration::from_secs(state.config.header_read_timeout_secs),
+                };
+                let metrics = state.metrics.clone();
+                let _ = server::connections::serve(listener, server::app(state), limits, metrics, shutdown).await;
             });
         });
         let addr = addr_rx.recv().expect("server thread started").unwrap_or_else(|e| panic!("server failed: {e}"));
