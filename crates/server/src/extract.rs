@@ -57,6 +57,26 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     }
 }
 
+/// Like [`ApiJson`], for bodies whose every field has a default: a request with no body and no `Content-Type`
+/// gets the defaults (as if it sent `{}`), so `POST …/suggestions` needs no body for one suggestion.
+#[derive(Debug)]
+pub struct ApiJsonOrDefault<T>(pub ApiJson<T>);
+
+impl<T: DeserializeOwned + Default> FromRequest<AppState> for ApiJsonOrDefault<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
+        let no_type = !req.headers().contains_key(header::CONTENT_TYPE);
+        let empty =
+            req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).is_none_or(|v| v.trim() == "0")
+                && !req.headers().contains_key(header::TRANSFER_ENCODING);
+        if no_type && empty {
+            return Ok(Self(ApiJson { value: T::default(), raw: axum::body::Bytes::from_static(b"{}") }));
+        }
+        ApiJson::from_request(req, state).await.map(Self)
+    }
+}
+
 /// Parses `bytes` as `T`: syntax errors are 400, shape errors 422 naming the field path, and non-finite number
 /// tokens (`NaN`, `Infinity`, which some JSON encoders emit) 422 naming the field that holds them.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {

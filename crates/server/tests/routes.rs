@@ -514,6 +514,20 @@ fn a_spent_budget_refuses_suggestions_with_a_clear_problem_and_completes_the_stu
     }
 }
 
+/// `POST …/suggestions` needs no body for one suggestion; a body still needs its JSON content type.
+#[test]
+fn a_suggestion_can_be_asked_for_without_a_body() {
+    for srv in backends() {
+        let b = srv.backend;
+        let sid = id(&srv.create_study(sobol_study("no-body")));
+        let path = format!("/v1/studies/{sid}/suggestions");
+        let r = srv.request("POST", &path, None, &[]).expect(201);
+        assert_eq!(r.json["suggestions"].as_array().map(Vec::len), Some(1), "{b}: {}", r.text);
+        let typed = srv.raw("POST", &path, Some(br#"{"count": 2}"#), &[]);
+        assert_eq!(typed.status, 415, "{b}: a body without Content-Type: {}", typed.text);
+    }
+}
+
 /// Observations past the budget are stored (the runs happened) and the study shows by how much it is overspent.
 #[test]
 fn observations_past_the_budget_are_stored_and_the_overspend_is_shown() {

@@ -17,7 +17,16 @@ pub fn tighten(mut doc: Value) -> Value {
     close_compositions(&mut doc);
     name_algorithms(&mut doc);
     bound_parameters(&mut doc);
+    optional_body(&mut doc, "/paths/~1v1~1studies~1{study_id}~1suggestions/post/requestBody");
     doc
+}
+
+/// A body every field of which has a default may be left out ([`crate::extract::ApiJsonOrDefault`]).
+fn optional_body(doc: &mut Value, pointer: &str) {
+    if let Some(body) = doc.pointer_mut(pointer).and_then(Value::as_object_mut) {
+        body.insert("required".into(), Value::Bool(false));
+        body.insert("description".into(), Value::String("Optional: without a body, one suggestion.".into()));
+    }
 }
 
 /// `AlgorithmSpec.name`: `auto` or one of the registry's names.

@@ -11,7 +11,7 @@ use super::types::{CreateSuggestions, SuggestionList, SuggestionPage, Suggestion
 use super::{next_cursor, page_of};
 use crate::domain::SuggestionState;
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::extract::{ApiJsonOrDefault, ApiPath, ApiQuery};
 use crate::idempotency::Idempotency;
 use crate::service::{self, views::suggestion_resource};
 use crate::state::AppState;
@@ -43,7 +43,7 @@ pub async fn create_suggestions(
     State(state): State<AppState>,
     ApiPath(study_id): ApiPath<Uuid>,
     headers: HeaderMap,
-    body: ApiJson<CreateSuggestions>,
+    ApiJsonOrDefault(body): ApiJsonOrDefault<CreateSuggestions>,
 ) -> ApiResult<Response> {
     let req = body.value;
     let count = req.count.unwrap_or(1);
