@@ -61,7 +61,15 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let state = state(config).await?;
+    serve_state(state(config).await?, listener, shutdown).await
+}
+
+/// [`serve`] with the state already built (tests build it first to report a bad configuration before listening).
+pub async fn serve_state(
+    state: AppState,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let limits = connections::Limits {
         max_connections: state.config.max_connections,
         header_read_timeout: Duration::from_secs(state.config.header_read_timeout_secs),

@@ -10,7 +10,7 @@
 //!   registry; the query parameter `limit` is 1–1000 and `format` is `json` or `csv`; an `Idempotency-Key` is 1–255
 //!   visible ASCII characters (`crate::idempotency`).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// The document: utoipa's, with the rewrites of this module applied.
 pub fn tighten(mut doc: Value) -> Value {
@@ -95,13 +95,9 @@ fn close_compositions(doc: &mut Value) {
     for reference in opened {
         let name = reference.trim_start_matches("#/components/schemas/");
         if let Some(Value::Object(s)) = schemas.get_mut(name) {
-            open(s);
+            s.remove("additionalProperties");
         }
     }
-}
-
-fn open(schema: &mut Map<String, Value>) {
-    schema.remove("additionalProperties");
 }
 
 #[cfg(test)]

@@ -19,7 +19,9 @@ use engine::study::SuggestRequest;
 use uuid::Uuid;
 
 use super::views::suggestion_resource;
-use super::{Written, engine_study, expire_open, history, lock, lock_for_write, remaining, snapshot_pairs, to_json};
+use super::{
+    Written, archived, engine_study, expire_open, history, lock, lock_for_write, remaining, snapshot_pairs, to_json,
+};
 use crate::api::types::{CreateSuggestions, SuggestionList, SuggestionResource};
 use crate::domain::{AbandonReason, StoredSuggestion, SuggestionState, TransitionError};
 use crate::error::{ApiError, ApiResult};
@@ -68,7 +70,7 @@ async fn attempt(
         return Ok(Some(Written::Replayed(idem.replay(&row)?)));
     }
     if snap.study.status.accepts_writes().is_err() {
-        return Err(archived());
+        return Err(archived("suggestions"));
     }
     let now = Utc::now();
     let open: Vec<SuggestionRow> =
@@ -143,10 +145,6 @@ async fn attempt(
     }
     tx.commit().await?;
     Ok(Some(Written::Fresh(StatusCode::CREATED, body)))
-}
-
-fn archived() -> ApiError {
-    ApiError::conflict("study-archived", "the study is archived; it accepts no new suggestions")
 }
 
 /// The requesting client's open suggestions.

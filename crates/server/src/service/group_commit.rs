@@ -187,10 +187,7 @@ async fn store_in_transaction(
             }
         }
         let Some(engine) = &engine else {
-            let _ = reply.send(Err(ApiError::conflict(
-                "study-archived",
-                "the study is archived; it accepts no new observations",
-            )));
+            let _ = reply.send(Err(super::archived("observations")));
             continue;
         };
         let prepared: Prepared = match prepare(&mut tx, &study, engine, body, "", now).await {

@@ -173,9 +173,14 @@ pub(crate) async fn lock_for_write(
     }
     let study = tx.study().clone();
     if study.status.accepts_writes().is_err() {
-        return Err(ApiError::conflict("study-archived", format!("the study is archived; it accepts no new {what}")));
+        return Err(archived(what));
     }
     Ok(Ok((tx, study)))
+}
+
+/// The 409 of a write of `what` to an archived study.
+pub(crate) fn archived(what: &str) -> ApiError {
+    ApiError::conflict("study-archived", format!("the study is archived; it accepts no new {what}"))
 }
 
 /// Maps a store conflict to a 409 of the given kind.

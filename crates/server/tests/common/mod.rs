@@ -323,13 +323,8 @@ impl TestServer {
                     }
                 };
                 let _ = addr_tx.send(Ok(addr));
-                // The production accept loop (connection limit, header-read timeout), as `server::serve` runs it.
-                let limits = server::connections::Limits {
-                    max_connections: state.config.max_connections,
-                    header_read_timeout: Duration::from_secs(state.config.header_read_timeout_secs),
-                };
-                let metrics = state.metrics.clone();
-                let _ = server::connections::serve(listener, server::app(state), limits, metrics, shutdown).await;
+                // The production accept loop (connection limit, header-read timeout).
+                let _ = server::serve_state(state, listener, shutdown).await;
             });
         });
         let addr = addr_rx.recv().expect("server thread started").unwrap_or_else(|e| panic!("server failed: {e}"));
