@@ -3,7 +3,8 @@ problems rerun after a change that cannot act on the others), renaming the new r
 
     python3 tools/bench/robust_splice.py BASE.json NEW.json OUT.json [--method bayesd]
 
-Every experiment of NEW must exist in BASE. The output records which experiments came from which commit under
+Experiments of NEW that BASE lacks are skipped (one run may hold several variants, BASE one); at least one must
+match. The output records which experiments came from which commit under
 `spliced`; compact it afterwards with `robust_compact.py`.
 """
 import argparse
@@ -22,11 +23,13 @@ index = {e["name"]: i for i, e in enumerate(base["experiments"])}
 replaced = []
 for e in new["experiments"]:
     if e["name"] not in index:
-        raise SystemExit(f"{args.new}: experiment {e['name']!r} is not in {args.base}")
+        continue
     for m in e["methods"]:
         m["name"] = args.method
     base["experiments"][index[e["name"]]] = e
     replaced.append(e["name"])
+if not replaced:
+    raise SystemExit(f"{args.new}: no experiment of {args.base}")
 base.setdefault("spliced", []).append(
     {"git_commit": new.get("git_commit"), "created_at": new.get("created_at"), "experiments": replaced}
 )
