@@ -7,6 +7,7 @@
 //!   may be left out. `id`, `seq`, `suggestion_id` and `created_at` are ignored: the import stores new observations
 //!   in row order, not tied to suggestions (an export's suggestion ids belong to its own study). A header that is
 //!   exactly the export's is read by position, so a parameter named like another column (`value`) still imports.
+//!   The export has no `query` column, so observations of indirect studies are imported as JSON.
 //! - Cells: empty is absent; numbers are read as written (`400` stays an integer), NaN, infinities and overflow are
 //!   refused; `failed` is `true` or `false`; `metadata` is a JSON object; a categorical value is its choice as is.
 //! - Errors (422) name `columns.<name>` for the header and `rows[i].<column>` for a cell, `i` counting data rows

@@ -54,7 +54,7 @@ pub async fn create_observation(
 /// ignored: new observations are stored in row order, tied to no suggestion), one column per parameter and
 /// `value` (required), `value_stddev`, `cost`, `failed` (`true`/`false`), `control_set`, `noise_level`, `metadata`
 /// (a JSON object) (optional). An empty cell is no value. An export therefore imports into a study with the same
-/// parameters. Errors name `columns.<name>` for the header and `rows[i].<column>` for a cell (`i` counts data rows
+/// parameters (the export has no `query` column: observations of indirect studies are imported as JSON). Errors name `columns.<name>` for the header and `rows[i].<column>` for a cell (`i` counts data rows
 /// from 0), e.g. `rows[3].temperature`.
 #[utoipa::path(
     post,
@@ -132,7 +132,7 @@ pub struct ObservationQuery {
     tag = "observations",
     params(("study_id" = Uuid, Path, description = "Study id."), ObservationQuery),
     responses(
-        (status = 200, description = "A page of observations (JSON), or every observation as CSV with `format=csv`: one column per parameter.", content(
+        (status = 200, description = "A page of observations (JSON), or every observation as CSV with `format=csv`: one column per parameter; `POST …/observations/batch` imports the same columns.", content(
             (ObservationPage = "application/json"),
             (String = "text/csv")
         )),
