@@ -168,3 +168,18 @@ def test_timeouts_are_per_attempt_and_retried(server, study):
         assert e.value.attempts == 1 and isinstance(e.value.__cause__, (socket.timeout, TimeoutError))
     finally:
         proxy.close()
+
+
+def test_a_keep_alive_connection_the_server_closed_is_reopened_without_using_a_retry(tmp_path):
+    from conftest import Server, _binary
+
+    srv = Server(_binary(), tmp_path, ["--header-read-timeout-secs", "1"])
+    try:
+        client = Client(srv.url, retries=0)  # no retries: only the free reconnect can save the second call
+        study = client.create_study("idle", [float_param("x", 0, 1)])
+        time.sleep(2.5)  # the server drops the idle keep-alive connection after 1 s
+        s = study.suggest()
+        study.observe(s, 0.5)
+        assert [o.value for o in study.observations()] == [0.5]
+    finally:
+        srv.stop()

@@ -21,6 +21,9 @@ from .errors import APIError, TransportError, error_for
 #: Statuses retried (with the same idempotency key): the server was busy or its database unreachable.
 RETRY_STATUSES = frozenset({502, 503, 504})
 _NETWORK_ERRORS = (OSError, http.client.HTTPException)  # socket.timeout and ConnectionError are OSErrors
+# What a request on a keep-alive connection the server has closed meanwhile fails with; retried at once on a new
+# connection (once: the new connection is not reused).
+_STALE_ERRORS = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
 
 
 def new_idempotency_key() -> str:
@@ -127,10 +130,15 @@ class Transport:
         attempt = 0
         while True:
             attempt += 1
+            reused = getattr(self._local, "conn", None) is not None
             try:
                 status, resp_headers, data = self._send(method, target, body, headers)
             except _NETWORK_ERRORS as e:
                 self._drop_connection()
+                if reused and isinstance(e, _STALE_ERRORS):
+                    # The server closed the idle keep-alive connection (its header-read timeout): not an attempt.
+                    attempt -= 1
+                    continue
                 if attempt > self.retries:
                     raise TransportError(
                         f"{method} {url} failed after {attempt} attempt{'s' if attempt > 1 else ''}: {e!r}",
