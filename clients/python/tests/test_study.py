@@ -180,3 +180,20 @@ def test_not_found_and_unauthorized(client: Client, token_server):
         Client(token_server.url, token="wrong", retries=0).study(missing)
     ok = Client(token_server.url, token="lab-token").create_study("t", [float_param("x", 0, 1)])
     assert ok.suggest().assignments.keys() == {"x"}
+
+
+def test_contexts_given_at_suggest_time_or_at_observe_time(client: Client):
+    study = client.create_study(
+        "contexts", [float_param("x", 0, 1), float_param("c", 0, 1, role="context")], seed=6
+    )
+    known = study.suggest(context={"c": 0.3})
+    assert known.context == {"c": 0.3}
+    obs = study.observe(known, 1.0)  # inherits the context of its suggestion
+    assert obs.assignments["c"] == 0.3 and obs.assignments["x"] == known["x"]
+    with pytest.raises(ValidationError) as e:
+        study.observe(study.suggest(context={"c": 0.2}), 1.0, context={"c": 0.9})
+    assert e.value.fields == ["assignments.c"]
+    later = study.suggest()  # the environment sets the context; the observation reports it
+    assert later.context is None
+    obs = study.observe(later, 2.0, context={"c": 0.7})
+    assert obs.assignments == {"x": later["x"], "c": 0.7}
