@@ -23,17 +23,7 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
-        let is_json = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .map(|m| {
-                let m = m.trim().to_ascii_lowercase();
-                m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
-            })
-            .unwrap_or(false);
-        if !is_json {
+        if !is_json(req.headers()) {
             return Err(ApiError::unsupported_media_type());
         }
         let limit = state.config.max_body_bytes;
@@ -57,8 +47,22 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     }
 }
 
-/// Like [`ApiJson`], for bodies whose every field has a default: a request with no body and no `Content-Type`
-/// gets the defaults (as if it sent `{}`), so `POST …/suggestions` needs no body for one suggestion.
+/// Whether the request declares a JSON body (`application/json` or `application/…+json`).
+fn is_json(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|m| {
+            let m = m.trim().to_ascii_lowercase();
+            m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+        })
+        .unwrap_or(false)
+}
+
+/// Like [`ApiJson`], for bodies whose every field has a default: a request with no body, and no `Content-Type` or a
+/// JSON one (generated clients send `Content-Type: application/json` with an unset optional body), gets the
+/// defaults (as if it sent `{}`), so `POST …/suggestions` needs no body for one suggestion.
 #[derive(Debug)]
 pub struct ApiJsonOrDefault<T>(pub ApiJson<T>);
 
@@ -66,11 +70,11 @@ impl<T: DeserializeOwned + Default> FromRequest<AppState> for ApiJsonOrDefault<T
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
-        let no_type = !req.headers().contains_key(header::CONTENT_TYPE);
+        let no_type_or_json = !req.headers().contains_key(header::CONTENT_TYPE) || is_json(req.headers());
         let empty =
             req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).is_none_or(|v| v.trim() == "0")
                 && !req.headers().contains_key(header::TRANSFER_ENCODING);
-        if no_type && empty {
+        if no_type_or_json && empty {
             return Ok(Self(ApiJson { value: T::default(), raw: axum::body::Bytes::from_static(b"{}") }));
         }
         ApiJson::from_request(req, state).await.map(Self)
