@@ -100,8 +100,9 @@ impl<T: DeserializeOwned> FromRequest<AppState> for JsonOrCsv<T> {
     }
 }
 
-/// Like [`ApiJson`], for bodies whose every field has a default: a request with no body and no `Content-Type`
-/// gets the defaults (as if it sent `{}`), so `POST …/suggestions` needs no body for one suggestion.
+/// Like [`ApiJson`], for bodies whose every field has a default: a request with no body, and no `Content-Type` or a
+/// JSON one (generated clients send `Content-Type: application/json` with an unset optional body), gets the
+/// defaults (as if it sent `{}`), so `POST …/suggestions` needs no body for one suggestion.
 #[derive(Debug)]
 pub struct ApiJsonOrDefault<T>(pub ApiJson<T>);
 
@@ -109,11 +110,11 @@ impl<T: DeserializeOwned + Default> FromRequest<AppState> for ApiJsonOrDefault<T
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
-        let no_type = !req.headers().contains_key(header::CONTENT_TYPE);
+        let no_type_or_json = media_type(&req).is_none_or(|m| is_json(&m));
         let empty =
             req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).is_none_or(|v| v.trim() == "0")
                 && !req.headers().contains_key(header::TRANSFER_ENCODING);
-        if no_type && empty {
+        if no_type_or_json && empty {
             return Ok(Self(ApiJson { value: T::default(), raw: axum::body::Bytes::from_static(b"{}") }));
         }
         ApiJson::from_request(req, state).await.map(Self)

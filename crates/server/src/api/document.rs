@@ -7,8 +7,8 @@
 //!   `unevaluatedProperties: false`, which sees the properties of every `allOf` branch. (The server still refuses
 //!   unknown fields of every body, 422 naming them.)
 //! - **What the server checks that the types do not say:** `algorithm.name` is `auto` or a name of the engine's
-//!   registry; the query parameter `limit` is 1–1000 and `format` is `json` or `csv`; an `Idempotency-Key` is 1–255
-//!   visible ASCII characters (`crate::idempotency`).
+//!   registry; the query parameter `limit` is 1–1000, `format` is `json` or `csv` and the cursor `after` is digits;
+//!   an `Idempotency-Key` is 1–255 visible ASCII characters (`crate::idempotency`).
 //! - **Which fields go with which parameter type** (`ParameterSpec`: `if`/`then`/`else` on `type`).
 //! - **Examples per status.** Without one, a viewer composes a problem example from the `Problem` schema's property
 //!   examples, a 422, and shows it for every status; each problem response gets a body the server really sends for
@@ -172,6 +172,8 @@ fn bound_parameters(doc: &mut Value) {
             let bounds = match (place, name) {
                 ("query", "limit") => json!({"minimum": 1, "maximum": 1000}),
                 ("query", "format") => json!({"enum": ["json", "csv"]}),
+                // A cursor is a row sequence number: digits only, within i64 (`api::page_of`), empty for the start.
+                ("query", "after") => json!({"pattern": "^[0-9]{0,18}$"}),
                 ("header", "Idempotency-Key") => json!({"minLength": 1, "maxLength": 255, "pattern": "^[\\t -~]+$"}),
                 _ => continue,
             };
