@@ -1,13 +1,21 @@
 #!/usr/bin/env python3
-"""Minimise the Branin function through a running bayesd server: 30 ask/tell rounds, then print the best value.
+"""Minimise the Branin function through a running bayesd server with the Python client: 30 ask/tell rounds, then
+print the best value.
 
-Standard library only. Usage: python3 examples/quickstart.py [--url http://127.0.0.1:8080] [--rounds 30]
-The global minimum of Branin is 0.397887.
+Usage: pip install ./clients/python; python3 examples/quickstart.py [--url http://127.0.0.1:8080] [--rounds 30]
+(run from a checkout, it falls back to the client's source in clients/python/src when the package is not installed).
+examples/quickstart_stdlib.py does the same with the standard library only. The global minimum of Branin is 0.397887.
 """
 import argparse
-import json
 import math
-import urllib.request
+import sys
+from pathlib import Path
+
+try:
+    import bayesd
+except ImportError:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "python" / "src"))
+    import bayesd
 
 
 def branin(x, y):
@@ -15,41 +23,27 @@ def branin(x, y):
     return (y - b * x * x + c * x - 6) ** 2 + 10 * (1 - t) * math.cos(x) + 10
 
 
-def call(base, method, path, body=None, token=None):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(base + path, data=data, method=method)
-    req.add_header("Content-Type", "application/json")
-    if token:
-        req.add_header("Authorization", "Bearer " + token)
-    with urllib.request.urlopen(req, timeout=120) as res:
-        return json.load(res)
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", default="http://127.0.0.1:8080")
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--token", default=None)
     args = ap.parse_args()
-    study = call(args.url, "POST", "/v1/studies", {
-        "name": "branin-quickstart",
-        "parameters": [
-            {"name": "x", "type": "float", "low": -5, "high": 10},
-            {"name": "y", "type": "float", "low": 0, "high": 15},
-        ],
-        "objective": {"name": "branin", "goal": "minimize"},
-        "seed": 7,
-    }, args.token)
-    sid = study["id"]
-    for i in range(args.rounds):
-        s = call(args.url, "POST", f"/v1/studies/{sid}/suggestions", {"count": 1}, args.token)["suggestions"][0]
-        a = s["assignments"]
-        value = branin(a["x"], a["y"])
-        call(args.url, "POST", f"/v1/studies/{sid}/observations", {"suggestion_id": s["id"], "value": value}, args.token)
-        print(f"round {i + 1:2d}: x={a['x']:8.4f} y={a['y']:8.4f} branin={value:10.6f}")
-    best = call(args.url, "GET", f"/v1/studies/{sid}/best", token=args.token)["best_observed"]
-    print(f"best value {best['value']:.6f} at x={best['assignments']['x']:.4f} y={best['assignments']['y']:.4f}")
-    print(f"gap to the optimum 0.397887: {best['value'] - 0.397887:.6f}")
+    client = bayesd.Client(args.url, token=args.token)
+    study = client.create_study(
+        "branin-quickstart",
+        [bayesd.float_param("x", -5, 10), bayesd.float_param("y", 0, 15)],
+        objective="branin",
+        goal="minimize",
+        seed=7,
+    )
+
+    def report(i, s, obs):
+        print(f"round {i + 1:2d}: x={s['x']:8.4f} y={s['y']:8.4f} branin={obs.value:10.6f}")
+
+    best = study.optimize(lambda a: branin(a["x"], a["y"]), args.rounds, callback=report)
+    print(f"best value {best.value:.6f} at x={best.assignments['x']:.4f} y={best.assignments['y']:.4f}")
+    print(f"gap to the optimum 0.397887: {best.value - 0.397887:.6f}")
 
 
 if __name__ == "__main__":

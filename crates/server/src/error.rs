@@ -130,12 +130,12 @@ impl ApiError {
 
     /// 415: not JSON.
     pub fn unsupported_media_type() -> Self {
-        Self::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported-media-type",
-            "Unsupported media type",
-            "send the body as JSON with the header 'Content-Type: application/json'",
-        )
+        Self::unsupported_media_type_with("send the body as JSON with the header 'Content-Type: application/json'")
+    }
+
+    /// 415 saying what the route accepts.
+    pub fn unsupported_media_type_with(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type", "Unsupported media type", detail)
     }
 
     /// 503 with `Retry-After`: compute is saturated or took too long.
@@ -166,6 +166,14 @@ impl ApiError {
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         self.status
+    }
+
+    /// The same error with each field name passed through `rename` (e.g. from a JSON path to a CSV cell).
+    pub fn rename_fields(mut self, rename: impl Fn(&str) -> String) -> Self {
+        for e in &mut self.errors {
+            e.field = rename(&e.field);
+        }
+        self
     }
 
     /// The problem document.

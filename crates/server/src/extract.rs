@@ -1,5 +1,6 @@
 //! Request extractors whose rejections are problem documents: JSON bodies (content type, size limit, syntax → 400,
-//! wrong shape → 422 naming the field, NaN/Infinity tokens → 422 naming the field), path and query parameters.
+//! wrong shape → 422 naming the field, NaN/Infinity tokens → 422 naming the field), JSON-or-CSV bodies, path and
+//! query parameters.
 
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::header;
@@ -23,42 +24,85 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
-        let is_json = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .map(|m| {
-                let m = m.trim().to_ascii_lowercase();
-                m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
-            })
-            .unwrap_or(false);
-        if !is_json {
+        if !media_type(&req).is_some_and(|m| is_json(&m)) {
             return Err(ApiError::unsupported_media_type());
         }
-        let limit = state.config.max_body_bytes;
-        let declared = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
-        if declared.is_some_and(|n| n > limit) {
-            return Err(ApiError::too_large(limit));
-        }
-        let raw = axum::body::to_bytes(req.into_body(), limit).await.map_err(|e| {
-            if e.to_string().contains("length limit") {
-                ApiError::too_large(limit)
-            } else {
-                ApiError::bad_request("the request body could not be read")
-            }
-        })?;
+        let raw = read_body(req, state).await?;
         let value = parse_json(&raw)?;
         Ok(Self { value, raw })
     }
 }
 
-/// Like [`ApiJson`], for bodies whose every field has a default: a request with no body and no `Content-Type`
-/// gets the defaults (as if it sent `{}`), so `POST …/suggestions` needs no body for one suggestion.
+/// The media type of the request (`Content-Type` without parameters, lower case).
+fn media_type(req: &Request) -> Option<String> {
+    let v = req.headers().get(header::CONTENT_TYPE)?.to_str().ok()?;
+    Some(v.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
+}
+
+fn is_json(media: &str) -> bool {
+    media == "application/json" || (media.starts_with("application/") && media.ends_with("+json"))
+}
+
+/// The body within the configured size limit (413 beyond it, before reading when `Content-Length` says so).
+async fn read_body(req: Request, state: &AppState) -> Result<axum::body::Bytes, ApiError> {
+    let limit = state.config.max_body_bytes;
+    let declared =
+        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(ApiError::too_large(limit));
+    }
+    axum::body::to_bytes(req.into_body(), limit).await.map_err(|e| {
+        if e.to_string().contains("length limit") {
+            ApiError::too_large(limit)
+        } else {
+            ApiError::bad_request("the request body could not be read")
+        }
+    })
+}
+
+/// The 415 detail of a route taking JSON or CSV.
+pub(crate) const JSON_OR_CSV: &str =
+    "send the body as JSON ('Content-Type: application/json') or as CSV ('Content-Type: text/csv')";
+
+/// A body sent either as JSON (parsed like [`ApiJson`]) or as CSV (`text/csv`, UTF-8; the raw bytes, parsed by
+/// the route, which knows the columns). Other content types are 415; both obey the body size limit.
+#[derive(Debug)]
+pub enum JsonOrCsv<T> {
+    /// `application/json`.
+    Json(ApiJson<T>),
+    /// `text/csv`: the body as received.
+    Csv(axum::body::Bytes),
+}
+
+impl<T: DeserializeOwned> FromRequest<AppState> for JsonOrCsv<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
+        match media_type(&req) {
+            Some(m) if is_json(&m) => ApiJson::from_request(req, state).await.map(Self::Json),
+            Some(m) if m == "text/csv" => {
+                let charset = req
+                    .headers()
+                    .get(header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .into_iter()
+                    .flat_map(|v| v.split(';').skip(1))
+                    .filter_map(|p| p.split_once('='))
+                    .find(|(k, _)| k.trim().eq_ignore_ascii_case("charset"))
+                    .map(|(_, v)| v.trim().trim_matches('"').to_ascii_lowercase());
+                if charset.is_some_and(|c| c != "utf-8" && c != "utf8" && c != "us-ascii") {
+                    return Err(ApiError::unsupported_media_type_with("CSV bodies must be UTF-8 (charset=utf-8)"));
+                }
+                read_body(req, state).await.map(Self::Csv)
+            }
+            _ => Err(ApiError::unsupported_media_type_with(JSON_OR_CSV)),
+        }
+    }
+}
+
+/// Like [`ApiJson`], for bodies whose every field has a default: a request with no body, and no `Content-Type` or a
+/// JSON one (generated clients send `Content-Type: application/json` with an unset optional body), gets the
+/// defaults (as if it sent `{}`), so `POST …/suggestions` needs no body for one suggestion.
 #[derive(Debug)]
 pub struct ApiJsonOrDefault<T>(pub ApiJson<T>);
 
@@ -66,11 +110,11 @@ impl<T: DeserializeOwned + Default> FromRequest<AppState> for ApiJsonOrDefault<T
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
-        let no_type = !req.headers().contains_key(header::CONTENT_TYPE);
+        let no_type_or_json = media_type(&req).is_none_or(|m| is_json(&m));
         let empty =
             req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).is_none_or(|v| v.trim() == "0")
                 && !req.headers().contains_key(header::TRANSFER_ENCODING);
-        if no_type && empty {
+        if no_type_or_json && empty {
             return Ok(Self(ApiJson { value: T::default(), raw: axum::body::Bytes::from_static(b"{}") }));
         }
         ApiJson::from_request(req, state).await.map(Self)
@@ -185,7 +229,7 @@ fn non_finite_field(bytes: &[u8]) -> Option<String> {
 
 /// The path of the first string or object key holding U+0000 (`\u0000` in JSON), which Postgres cannot store in
 /// text or JSONB: refused at the edge, so both backends answer 422 and no commit group carries it.
-fn nul_field(bytes: &[u8]) -> Option<String> {
+pub(crate) fn nul_field(bytes: &[u8]) -> Option<String> {
     // JSON can only spell U+0000 as an escape; skip the second parse for the bodies that cannot hold one.
     if !bytes.windows(6).any(|w| w.eq_ignore_ascii_case(b"\\u0000")) {
         return None;

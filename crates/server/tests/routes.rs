@@ -525,6 +525,11 @@ fn a_suggestion_can_be_asked_for_without_a_body() {
         assert_eq!(r.json["suggestions"].as_array().map(Vec::len), Some(1), "{b}: {}", r.text);
         let typed = srv.raw("POST", &path, Some(br#"{"count": 2}"#), &[]);
         assert_eq!(typed.status, 415, "{b}: a body without Content-Type: {}", typed.text);
+        // openapi-python-client sends `Content-Type: application/json` with an empty body when the body is unset.
+        let r = srv.raw("POST", &path, Some(b""), &[("Content-Type", "application/json")]);
+        assert_eq!(r.status, 201, "{b}: an empty body declared as JSON: {}", r.text);
+        let r = srv.raw("POST", &path, Some(b""), &[("Content-Type", "text/plain")]);
+        assert_eq!(r.status, 415, "{b}: an empty body declared as text: {}", r.text);
     }
 }
 

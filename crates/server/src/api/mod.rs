@@ -1,6 +1,7 @@
 //! The HTTP API: router, OpenAPI document, paging; the handlers parse requests, call the [`crate::service`] layer
 //! and build responses.
 
+mod csv_import;
 pub mod document;
 mod insight;
 mod observations;

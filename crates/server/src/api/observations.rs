@@ -8,9 +8,9 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::types::{CreateObservation, CreateObservationBatch, ObservationList, ObservationPage, ObservationResource};
-use super::{next_cursor, page_of};
+use super::{csv_import, next_cursor, page_of};
 use crate::error::{ApiError, ApiResult, Problem};
-use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::extract::{ApiJson, ApiPath, ApiQuery, JsonOrCsv};
 use crate::idempotency::Idempotency;
 use crate::service::{self, engine_study, views::observation_resource};
 use crate::state::AppState;
@@ -47,40 +47,67 @@ pub async fn create_observation(
     service::tell::tell(&state, study_id, body.value, idem).await
 }
 
-/// Imports observations in bulk, all or none.
+/// Imports observations in bulk, all or none: a JSON batch, or CSV with the columns of the CSV export.
+///
+/// CSV (`Content-Type: text/csv`, UTF-8): a header line, then one row per observation, 1–1000 rows. The columns are
+/// those of `GET …/observations?format=csv`, in any order: `id`, `seq`, `suggestion_id`, `created_at` (optional and
+/// ignored: new observations are stored in row order, tied to no suggestion), one column per parameter and
+/// `value` (required), `value_stddev`, `cost`, `failed` (`true`/`false`), `control_set`, `noise_level`, `metadata`
+/// (a JSON object) (optional). An empty cell is no value. An export therefore imports into a study with the same
+/// parameters (the export has no `query` column: observations of indirect studies are imported as JSON). Errors name `columns.<name>` for the header and `rows[i].<column>` for a cell (`i` counts data rows
+/// from 0), e.g. `rows[3].temperature`.
 #[utoipa::path(
     post,
     path = "/v1/studies/{study_id}/observations/batch",
     tag = "observations",
-    request_body = CreateObservationBatch,
+    request_body(
+        description = "The observations, as JSON or as CSV (the columns of the CSV export; see the operation's description).",
+        content(
+            (CreateObservationBatch = "application/json"),
+            (String = "text/csv", example = json!("id,seq,suggestion_id,created_at,temperature,catalyst_ppm,stir_rpm,solvent,value,value_stddev,cost,failed,control_set,noise_level,metadata\n,,,,61.2,30,400,ethanol,0.74,,1,false,,,\"{\"\"operator\"\": \"\"ada\"\"}\"\n,,,,35,120,800,water,0.52,,1,false,,,\n,,,,70,5,250,dmso,,,1,true,,,\n"))
+        )
+    ),
     params(
         ("study_id" = Uuid, Path, description = "Study id."),
         ("Idempotency-Key" = Option<String>, Header, description = "Retries with the same key return the first response and store nothing.")
     ),
     responses(
         (status = 201, description = "The stored observations.", body = ObservationList),
-        (status = 400, description = "Malformed JSON, id or header.", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Malformed JSON or CSV, id or header.", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "A bearer token is required.", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such study.", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "A suggestion is completed or abandoned, or the study is archived.", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "The body is too large.", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not JSON.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields, each named (observations[i].field).", body = Problem, content_type = "application/problem+json")
+        (status = 415, description = "The body is neither JSON nor UTF-8 CSV.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields, each named: `observations[i].field` for JSON; `columns.<name>` and `rows[i].<column>` for CSV.", body = Problem, content_type = "application/problem+json")
     )
 )]
 pub async fn create_observation_batch(
     State(state): State<AppState>,
     ApiPath(study_id): ApiPath<Uuid>,
     headers: HeaderMap,
-    body: ApiJson<CreateObservationBatch>,
+    body: JsonOrCsv<CreateObservationBatch>,
 ) -> ApiResult<Response> {
-    let n = body.value.observations.len();
-    if !(1..=1000).contains(&n) {
-        return Err(ApiError::field("observations", "give 1–1000 observations per batch"));
+    let (observations, raw, csv) = match body {
+        JsonOrCsv::Json(body) => {
+            let n = body.value.observations.len();
+            if !(1..=1000).contains(&n) {
+                return Err(ApiError::field("observations", "give 1–1000 observations per batch"));
+            }
+            (body.value.observations, body.raw, false)
+        }
+        JsonOrCsv::Csv(raw) => {
+            let study = state.store.get_study(study_id).await?.ok_or_else(|| ApiError::not_found("study", study_id))?;
+            let engine = engine_study(&study)?;
+            (csv_import::parse(&raw, &engine.spec().parameters)?, raw, true)
+        }
+    };
+    let idem = Idempotency::from_request(&headers, format!("POST /v1/studies/{study_id}/observations/batch"), &raw)?;
+    match service::tell::tell_batch(&state, study_id, observations, idem).await {
+        Ok(written) => Ok(written.into_response()),
+        Err(e) if csv => Err(e.rename_fields(csv_import::csv_field)),
+        Err(e) => Err(e),
     }
-    let idem =
-        Idempotency::from_request(&headers, format!("POST /v1/studies/{study_id}/observations/batch"), &body.raw)?;
-    Ok(service::tell::tell_batch(&state, study_id, body.value.observations, idem).await?.into_response())
 }
 
 /// Query of the observation list.
@@ -105,7 +132,7 @@ pub struct ObservationQuery {
     tag = "observations",
     params(("study_id" = Uuid, Path, description = "Study id."), ObservationQuery),
     responses(
-        (status = 200, description = "A page of observations (JSON), or every observation as CSV with `format=csv`: one column per parameter.", content(
+        (status = 200, description = "A page of observations (JSON), or every observation as CSV with `format=csv`: one column per parameter; `POST …/observations/batch` imports the same columns.", content(
             (ObservationPage = "application/json"),
             (String = "text/csv")
         )),

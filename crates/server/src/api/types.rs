@@ -102,6 +102,28 @@ pub struct BudgetOverspent {
 
 /// A study.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[schema(example = json!({
+    "id": "6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f",
+    "name": "reaction-yield",
+    "status": "active",
+    "objective": {"name": "yield", "goal": "maximize"},
+    "parameters": [
+        {"name": "temperature", "type": "float", "low": 20.0, "high": 80.0},
+        {"name": "catalyst_ppm", "type": "float", "low": 1.0, "high": 1000.0, "scale": "log"},
+        {"name": "stir_rpm", "type": "int", "low": 100.0, "high": 1000.0},
+        {"name": "solvent", "type": "categorical", "choices": ["water", "ethanol", "dmso"]}
+    ],
+    "algorithm": {"name": "auto", "options": {}},
+    "seed": 7,
+    "budget": {"max_observations": 60},
+    "suggestion_ttl": 3600,
+    "algorithm_in_use": "gp-ei",
+    "counts": {"observations": 12, "suggestions": 14},
+    "total_cost": 12.0,
+    "budget_remaining": {"observations": 48, "spent": false},
+    "created_at": "2026-01-01T12:00:00Z",
+    "updated_at": "2026-01-01T13:30:00Z"
+}))]
 pub struct StudyResource {
     /// Study id.
     pub id: Uuid,
