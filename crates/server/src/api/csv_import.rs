@@ -26,7 +26,7 @@ const LEADING: [&str; 4] = ["id", "seq", "suggestion_id", "created_at"];
 /// The export's columns after the parameters'.
 const TRAILING: [&str; 7] = ["value", "value_stddev", "cost", "failed", "control_set", "noise_level", "metadata"];
 /// Most rows a batch takes (as the JSON batch).
-const MAX_ROWS: usize = 1000;
+const MAX_ROWS: usize = super::types::MAX_BATCH;
 /// Most cell errors reported at once.
 const MAX_ERRORS: usize = 100;
 

@@ -7,7 +7,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::types::{CreateObservation, CreateObservationBatch, ObservationList, ObservationPage, ObservationResource};
+use super::types::{
+    CreateObservation, CreateObservationBatch, MAX_BATCH, ObservationList, ObservationPage, ObservationResource,
+};
 use super::{csv_import, next_cursor, page_of};
 use crate::error::{ApiError, ApiResult, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery, JsonOrCsv};
@@ -91,8 +93,8 @@ pub async fn create_observation_batch(
     let (observations, raw, csv) = match body {
         JsonOrCsv::Json(body) => {
             let n = body.value.observations.len();
-            if !(1..=1000).contains(&n) {
-                return Err(ApiError::field("observations", "give 1–1000 observations per batch"));
+            if !(1..=MAX_BATCH).contains(&n) {
+                return Err(ApiError::field("observations", format!("give 1–{MAX_BATCH} observations per batch")));
             }
             (body.value.observations, body.raw, false)
         }

@@ -324,6 +324,9 @@ pub struct CreateObservation {
     pub query: Option<Map<String, Value>>,
 }
 
+/// Most observations a batch takes, as JSON items or CSV rows (the document's `max_items` below says the same).
+pub const MAX_BATCH: usize = 1000;
+
 /// Body of `POST /v1/studies/{study_id}/observations/batch`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
