@@ -1,6 +1,7 @@
 //! Optional bearer-token authentication: when tokens are configured, every route but health and the API
 //! documentation needs `Authorization: Bearer <token>` (the Swagger UI page cannot send a header when it loads;
-//! its "Authorize" button adds the token to the calls it makes).
+//! its "Authorize" button adds the token to the calls it makes), nor the dashboard's shell and assets ([`crate::ui`]:
+//! they hold no study data; the page asks for the token and sends it on its `/v1` calls).
 
 use axum::extract::{Request, State};
 use axum::http::header;
@@ -11,7 +12,10 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 fn is_public(path: &str) -> bool {
-    matches!(path, "/healthz" | "/readyz" | "/openapi.json") || path == "/docs" || path.starts_with("/docs/")
+    matches!(path, "/healthz" | "/readyz" | "/openapi.json")
+        || path == "/docs"
+        || path.starts_with("/docs/")
+        || crate::ui::is_ui_path(path)
 }
 
 /// Constant-time comparison of two byte strings.

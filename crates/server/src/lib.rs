@@ -23,6 +23,7 @@ pub mod metrics;
 pub mod service;
 pub mod state;
 pub mod store;
+pub mod ui;
 
 use std::future::Future;
 use std::sync::Arc;

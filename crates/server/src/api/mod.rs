@@ -93,6 +93,7 @@ pub fn app(state: AppState) -> Router {
         .layer(crate::http_layers::docs_csp());
     let router = router
         .merge(docs)
+        .merge(crate::ui::router())
         .fallback(|| async { ApiError::no_route() })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::require_token));
