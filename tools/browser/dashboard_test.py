@@ -67,9 +67,12 @@ def start_server(binary, tmp, name, token=None):
     raise SystemExit("bayesd did not report its address within 30 s")
 
 
-def browser(width=1280, height=1000):
+def browser(width=1280, height=1000, downloads=None):
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
+    if downloads:
+        opts.add_experimental_option("prefs", {"download.default_directory": downloads,
+                                               "download.prompt_for_download": False})
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
               f"--window-size={width},{height}"):
         opts.add_argument(a)
@@ -226,7 +229,21 @@ def open_server_checks(binary, tmp, shots):
             check_per_plot(d, "slice", "slice", n + 1, "plain after the update")
             step("a new observation appeared without a reload")
 
+            # Paging: 25 studies a page, the cursor of the API behind Next and Previous.
+            for i in range(25):
+                api.create({"name": f"paging {i:02d}", "algorithm": {"name": "sobol"},
+                            "parameters": [{"name": "x", "type": "float", "low": 0, "high": 1}]})
+            d.get(base + "/")
+            wait(d, lambda: count(d, "#studies tr[data-study]") == 25, "a first page of 25 studies")
+            d.find_element(By.ID, "next-page").click()
+            wait(d, lambda: count(d, "#studies tr[data-study]") == 6, "the second page with the other 6")
+            check(d.find_element(By.ID, "next-page").get_attribute("disabled") is not None, "Next on the last page")
+            d.find_element(By.ID, "prev-page").click()
+            wait(d, lambda: count(d, f"#studies tr[data-study='{plain}']") == 1, "the first page again")
+            step("list paging: 25 + 6 studies over two pages")
+
             # Phone width: nothing wider than the window.
+            open_study(d, base, plain, n + 1)
             d.set_window_size(390, 844)
             time.sleep(0.5)
             over = d.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
@@ -252,7 +269,9 @@ def token_checks(binary, tmp):
         for s in api.suggest(sid, count=5):
             api.observe(sid, {"suggestion_id": s["id"], "value": seed.plain_value(s["assignments"])})
         step(f"token server at {base}; study with 5 observations")
-        d = browser()
+        downloads = os.path.join(tmp, "downloads")
+        os.makedirs(downloads)
+        d = browser(downloads=downloads)
         try:
             for path in ("/", f"/studies/{sid}"):
                 d.get(base + path)
@@ -267,10 +286,19 @@ def token_checks(binary, tmp):
             d.find_element(By.ID, "token").send_keys(secret + Keys.ENTER)
             wait(d, lambda: count(d, "[data-mark='convergence']") == 5, "the study with the token")
             check(d.find_element(By.ID, "study-name").text == "secret study", "study name")
+            # The CSV download goes through fetch with the token and a blob link.
+            d.find_element(By.ID, "csv-download").click()
+            path = os.path.join(downloads, "secret study.csv")
+            wait(d, lambda: os.path.exists(path) and os.path.getsize(path) > 0, "the CSV download")
+            with open(path) as f:
+                lines = f.read().splitlines()
+            check(lines[0].startswith("id,seq,") and "temperature,catalyst_ppm,stir_rpm,solvent,value" in lines[0]
+                  and len(lines) == 6, f"the CSV: {lines[:2]} ({len(lines)} lines)")
             d.get(base + "/")
             wait(d, lambda: count(d, f"#studies tr[data-study='{sid}']") == 1, "the list with the kept token")
             no_console_errors(d, expect_401=True)
-            step("tokens: no study data without a token; wrong token refused; the token is asked once and kept")
+            step("tokens: no study data without a token; wrong token refused; CSV downloaded with the token; "
+                 "the token is asked once and kept")
         finally:
             d.quit()
     finally:

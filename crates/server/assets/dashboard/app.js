@@ -734,7 +734,7 @@
   function importancePanel(data) {
     const st = data.study;
     const series = data.suggestions.map((sg, i) => ({ i: i + 1, imp: importanceOf(st, sg.diagnostics) })).filter((r) => r.imp);
-    if (!series.length) return panel('importance', 'Parameter importance', h('p', { class: 'muted' }, 'No fitted ARD lengthscales yet (they appear in the suggestions\' diagnostics once the model is used).'));
+    if (!series.length) return panel('importance', 'Parameter importance', h('p', { class: 'muted' }, 'No suggestion reports fitted ARD lengthscales: the model has not been used yet, or this algorithm does not fit them (kernel candidates, TRUVAR and level-set policies report no lengthscales in their diagnostics).'));
     const names = st.parameters.map((p) => p.name);
     const f = frame({ w: 600, h: 280, title: 'relative importance of each parameter against suggestion number', x: { type: 'linear', domain: extent(series.map((r) => r.i), 0.02) },
       y: { type: 'linear', domain: [0, 1] }, xLabel: 'suggestion number', yLabel: 'importance (share of 1/ℓ)' });
@@ -967,8 +967,8 @@
     });
     return panel('kernel', 'Kernel candidates',
       h('p', { class: 'muted small' }, 'Each candidate model\'s life (green while it survives, red once eliminated, × at the elimination) and the candidate each suggestion chose (dots).'),
-      h('div', { class: 'grid2' }, figure('Candidates over time', f.svg),
-        simpleTable('kernel-table', ['Candidate', 'Model', 'Surviving', 'Eliminated at', 'Chosen', 'Error sum', 'β·σ sum'], rows)));
+      h('div', { class: 'grid2' }, figure('Candidates over time', f.svg)),
+      simpleTable('kernel-table', ['Candidate', 'Model', 'Surviving', 'Eliminated at', 'Chosen', 'Error sum', 'β·σ sum'], rows));
   }
 
   function indirectPanel(data) {
