@@ -130,7 +130,8 @@
     if (!(hi > lo)) return [lo];
     const step0 = (hi - lo) / n;
     const mag = 10 ** Math.floor(Math.log10(step0));
-    const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((st) => st >= step0) || 10 * mag;
+    const err = step0 / mag; // in [1, 10): round to 1, 2, 5 or 10 (as d3's tickIncrement)
+    const step = (err >= 7.07 ? 10 : err >= 3.16 ? 5 : err >= 1.41 ? 2 : 1) * mag;
     const out = [];
     for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
     return out;
@@ -786,7 +787,7 @@
         s('title', {}, `#${i + 1}: ${o.failed ? 'failed' : fmt(o.value)}`)));
     });
     axes.forEach((a, k) => {
-      const g = s('g', { class: 'axis' });
+      const g = s('g', { class: 'axis pc' });
       const x = xAt(k);
       g.append(s('line', { x1: x, x2: x, y1: top, y2: bottom }));
       const ticks = a.spec.type === 'band' ? scales[k].ticks() : scales[k].ticks(4);
@@ -794,7 +795,7 @@
         g.append(s('line', { x1: x - 3, x2: x, y1: scales[k](t), y2: scales[k](t) }),
           s('text', { x: x - 5, y: scales[k](t) + 4, 'text-anchor': 'end' }, clip(scales[k].label(t), 10)));
       }
-      g.append(s('text', { class: 'label', x, y: 16, 'text-anchor': 'middle' }, clip(a.label, 22)));
+      g.append(s('text', { class: 'label', x, y: 16, 'text-anchor': 'middle' }, clip(a.label, Math.max(12, Math.floor((W - 180) / (axes.length - 1) / 7.5)))));
       svg.append(g);
     });
     return panel('parallel', 'Parallel coordinates',
