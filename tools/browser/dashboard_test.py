@@ -205,6 +205,15 @@ def open_server_checks(binary, tmp, shots):
                 step(f"study page {kind}: {n} marks in convergence, slices, model, parallel coordinates, table"
                      + (f"; {', '.join(extra)}" if extra else ""))
 
+            # A study without observations: the page says so, draws no marks and logs no error.
+            empty = api.create({"name": "empty", "parameters": [{"name": "x", "type": "float", "low": 0, "high": 1}]})
+            open_study(d, base, empty, 0)
+            check("No observations yet" in d.find_element(By.ID, "convergence").text, "empty study: convergence text")
+            check("No model yet" in d.find_element(By.ID, "model").text, "empty study: model text")
+            check(count(d, "[data-mark]") == 0, "empty study: marks")
+            no_console_errors(d)
+            step("study page without observations")
+
             # Sorting with the keyboard: focus the value column's button and press Enter (ascending, then descending).
             n = studies["plain"]["counts"]["observations"]
             open_study(d, base, plain, n)
@@ -236,11 +245,11 @@ def open_server_checks(binary, tmp, shots):
             d.get(base + "/")
             wait(d, lambda: count(d, "#studies tr[data-study]") == 25, "a first page of 25 studies")
             d.find_element(By.ID, "next-page").click()
-            wait(d, lambda: count(d, "#studies tr[data-study]") == 6, "the second page with the other 6")
+            wait(d, lambda: count(d, "#studies tr[data-study]") == 7, "the second page with the other 7")
             check(d.find_element(By.ID, "next-page").get_attribute("disabled") is not None, "Next on the last page")
             d.find_element(By.ID, "prev-page").click()
             wait(d, lambda: count(d, f"#studies tr[data-study='{plain}']") == 1, "the first page again")
-            step("list paging: 25 + 6 studies over two pages")
+            step("list paging: 25 + 7 studies over two pages")
 
             # Phone width: nothing wider than the window.
             open_study(d, base, plain, n + 1)

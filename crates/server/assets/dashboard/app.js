@@ -868,7 +868,9 @@
       if (p.type === 'categorical' || !vals.length) return h('p', { class: 'muted' }, `${p.name}: no observed values.`);
       const range = p.high - p.low;
       const sd = Math.sqrt(vals.reduce((a, v) => a + (v - vals.reduce((x, y) => x + y, 0) / vals.length) ** 2, 0) / Math.max(1, vals.length - 1));
-      const bw = policyBw && policyBw[k] ? policyBw[k] * range : Math.max(1.06 * sd * vals.length ** -0.2, range * 1e-3);
+      // The policy's bandwidth is in encoded units (a fraction of the range, of log10 for a log scale: then the rule).
+      const usePolicy = policyBw && policyBw[k] && p.scale !== 'log';
+      const bw = usePolicy ? policyBw[k] * range : Math.max(1.06 * sd * vals.length ** -0.2, range * 1e-3);
       const curve = kde(vals, p.low, p.high, bw);
       const bins = 12;
       const counts = new Array(bins).fill(0);
@@ -888,7 +890,7 @@
         if (!Number.isFinite(v)) return;
         f.inner.append(s('line', { class: 'rug', 'data-mark': 'contexts', 'data-obs': i, x1: f.x(v), x2: f.x(v), y1: f.box.y0, y2: f.box.y0 - 10 }, s('title', {}, `#${i + 1}: ${p.name} = ${fmt(v)}`)));
       });
-      return figure(`${p.name} (bandwidth ${fmt(bw)}${policyBw ? ', as the policy used' : ', rule of thumb'})`, f.svg);
+      return figure(`${p.name} (bandwidth ${fmt(bw)}${usePolicy ? ', as the policy used' : ', rule of thumb'})`, f.svg);
     });
     return panel('contexts', 'Contexts',
       h('p', { class: 'muted small' }, 'The observed context values (ticks), their histogram and the Gaussian kernel density estimate truncated to the range.'),
