@@ -269,13 +269,23 @@
     if (pollTimer) clearTimeout(pollTimer);
     pollTimer = null;
   }
-  /** Calls fn every ms milliseconds (after each call finishes) until the page changes. */
+  /**
+   * Calls fn every ms milliseconds (after each call finishes) until the page changes. A 401 shows the token form;
+   * other errors (a server restarting, a network hiccup) are shown in the live line and polling goes on.
+   */
   function poll(ms, fn) {
     const gen = pollGeneration;
     const tick = async () => {
       if (gen !== pollGeneration) return;
       if (!document.hidden) {
-        try { await fn(); } catch (e) { if (gen === pollGeneration) { fail(e); return; } }
+        try {
+          await fn();
+        } catch (e) {
+          if (gen !== pollGeneration) return;
+          if (e instanceof AuthError) { fail(e); return; }
+          const live = document.querySelector('.live');
+          if (live) live.textContent = `Could not refresh (${e.message}); retrying every ${ms / 1000} s.`;
+        }
       }
       if (gen === pollGeneration) pollTimer = setTimeout(tick, ms);
     };
@@ -312,6 +322,7 @@
     const next = h('button', { class: 'btn', type: 'button', id: 'next-page' }, 'Next →');
     const body = h('tbody', {});
     const info = h('p', { class: 'muted small', 'aria-live': 'polite' });
+    const live = h('span', { class: 'live on' });
     const table = h('table', { id: 'studies' },
       h('thead', {}, h('tr', {}, ['Name', 'Status', 'Algorithm', 'Observations', 'Best value', 'Last activity']
         .map((c, i) => h('th', { scope: 'col', class: i === 3 || i === 4 ? 'num' : null }, c)))),
@@ -319,7 +330,7 @@
     app.replaceChildren(
       h('h1', {}, 'Studies'),
       h('div', { class: 'toolbar' }, h('label', { for: 'status-filter' }, 'Status '), filter, prev, next,
-        h('span', { class: 'live on' }, `updates every ${LIST_POLL_MS / 1000} s`)),
+        live),
       h('div', { class: 'panel' }, h('div', { class: 'table-wrap' }, table), info));
 
     // One page: API pages of LIST_PAGE from the cursor, until LIST_PAGE studies pass the status filter.
@@ -351,8 +362,8 @@
       if (!rows.length) body.append(h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No studies.')));
       prev.disabled = state.cursors.length <= 1;
       next.disabled = !nextCursor;
+      live.textContent = `updates every ${LIST_POLL_MS / 1000} s`;
       info.textContent = `Page ${state.cursors.length}; ${rows.length} studies${state.status ? ` (${state.status})` : ''}.`;
-      body._rows = rows;
     };
     // Best values come from GET …/best, asked again only when a study changed; 3 requests at a time.
     const fillBest = async (rows) => {
