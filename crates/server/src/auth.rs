@@ -1,7 +1,7 @@
-//! Optional bearer-token authentication: when tokens are configured, every route but health and the API
-//! documentation needs `Authorization: Bearer <token>` (the Swagger UI page cannot send a header when it loads;
-//! its "Authorize" button adds the token to the calls it makes), nor the dashboard's shell and assets ([`crate::ui`]:
-//! they hold no study data; the page asks for the token and sends it on its `/v1` calls).
+//! Optional bearer-token authentication: when tokens are configured, every route but health, the API
+//! documentation and the dashboard's shell and assets needs `Authorization: Bearer <token>`. A browser cannot send
+//! a header when it loads a page: Swagger UI's "Authorize" button adds the token to the calls it makes, and the
+//! dashboard ([`crate::ui`], no study data in its files) asks for the token and sends it on its `/v1` calls.
 
 use axum::extract::{Request, State};
 use axum::http::header;
