@@ -2,9 +2,10 @@
 (`recommended`, `min_batch_distance`), timings and its curve at 10 evaluation checkpoints (the last one included, so
 `bench robust-table` reads the same final regrets); `--rename old=new` renames methods (e.g. a build's `--label`);
 `--checkpoints K` keeps K checkpoints instead (1: the final value only, for ablation files the tables alone read);
-`--drop-timings` leaves out each run's wall time and suggest latencies.
+`--drop-timings` leaves out each run's wall time and suggest latencies; `--variant V` keeps only the experiments of
+variant V (e.g. `noise1`), to split a run of several variants into one file per variant.
 
-    python3 tools/bench/robust_compact.py IN.json OUT.json [--rename bayesd-warp3=bayesd ...] [--checkpoints K] [--drop-timings]
+    python3 tools/bench/robust_compact.py IN.json OUT.json [--rename bayesd-warp3=bayesd ...] [--checkpoints K] [--drop-timings] [--variant V]
 """
 import argparse
 import json
@@ -15,10 +16,13 @@ parser.add_argument("output")
 parser.add_argument("--rename", action="append", default=[], help="old=new method name")
 parser.add_argument("--drop-timings", action="store_true", help="drop wall_s and suggest_ms")
 parser.add_argument("--checkpoints", type=int, default=10, help="curve points kept per run (the last included)")
+parser.add_argument("--variant", help="keep only the experiments of this variant (name suffix /V)")
 args = parser.parse_args()
 rename = dict(r.split("=", 1) for r in args.rename)
 
 doc = json.load(open(args.input))
+if args.variant:
+    doc["experiments"] = [e for e in doc["experiments"] if e["name"].endswith("/" + args.variant)]
 for e in doc["experiments"]:
     for m in e["methods"]:
         m["name"] = rename.get(m["name"], m["name"])

@@ -12,7 +12,8 @@
 //! purpose: the full two-sided transform also stretches or squeezes the good tail, which on `bench robust` cost
 //! the plateau and Levy-20 problems up to a factor of three (see `docs/bench/robust.md`). The transform is used only
 //! where it is worth it: when the likelihood ratio against λ = 1 exceeds [`MIN_LOG_LIKELIHOOD_GAIN`] (a 5 % χ²₁
-//! test) with at least [`MIN_POINTS`] values. HEBO (Cowen-Rivers et al. 2022) warps its outputs with power
+//! test) with at least [`MIN_POINTS`] values; the standard model then keeps the warp only where the GP explains the
+//! warped values better (`policy::model::choose_warp`). HEBO (Cowen-Rivers et al. 2022) warps its outputs with power
 //! transforms in the same spirit.
 //!
 //! Predictions are mapped back to the objective's units: the posterior mean becomes the inverse transform of the

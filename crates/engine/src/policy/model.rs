@@ -145,6 +145,10 @@ pub struct ModelState {
     pub hypers: Option<Hyperparameters>,
     /// Number of observations at that fit.
     pub fitted_at: usize,
+    /// Whether that fit chose the warped model over the raw one ([`choose_warp`]); absent in states stored before
+    /// the choice existed, which then warp whenever the warp's own test asks for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warped: Option<bool>,
 }
 
 impl ModelState {
@@ -258,30 +262,61 @@ pub fn fit_model(ctx: &Context<'_>, state: &mut ModelState, options: &ModelOptio
     if n == 0 {
         return Ok(None);
     }
-    let mut data = ctx.data.gp_data();
-    let warp = match options.output_warping {
-        Some(OutputWarping::Auto) => gp::OutputWarp::fit(&data.y),
+    let raw = ctx.data.gp_data();
+    let proposed = match options.output_warping {
+        Some(OutputWarping::Auto) => gp::OutputWarp::fit(&raw.y),
         _ => None,
     };
-    if let Some(w) = &warp {
+    let warped_data = |w: &gp::OutputWarp| {
+        let mut data = raw.clone();
         w.warp_data(&mut data);
-    }
-    let config = model_config(data.d, options);
+        data
+    };
+    let config = model_config(raw.d, options);
     if let Some(h) = state.hypers.clone().filter(|h| h.theta.len() == config.kernel.n_params())
         && !refit_due(n, state.fitted_at, options.refit_every)
-        && let Ok(gp) = Gp::new(&data, &config, h)
     {
-        return Ok(Some(FittedModel { gp, refit: false, millis: started.elapsed().as_secs_f64() * 1e3, warp }));
+        let warp = proposed.filter(|_| state.warped.unwrap_or(true));
+        let data = warp.as_ref().map_or_else(|| raw.clone(), warped_data);
+        if let Ok(gp) = Gp::new(&data, &config, h) {
+            return Ok(Some(FittedModel { gp, refit: false, millis: started.elapsed().as_secs_f64() * 1e3, warp }));
+        }
     }
     let mut config = config;
     if n > MULTISTART_MAX_N && state.hypers.is_some() {
         config.restarts = 0;
         config.default_start = false;
     }
-    let (gp, _) = gp::fit(&data, &config, state.hypers.as_ref(), ctx.seed)?;
+    let (gp, warp) = match proposed {
+        None => (gp::fit(&raw, &config, state.hypers.as_ref(), ctx.seed)?.0, None),
+        Some(w) => choose_warp(&raw, &warped_data(&w), w, &config, state.hypers.as_ref(), ctx.seed)?,
+    };
     state.hypers = Some(gp.hyperparameters().clone());
     state.fitted_at = n;
+    state.warped = proposed.map(|_| warp.is_some());
     Ok(Some(FittedModel { gp, refit: true, millis: started.elapsed().as_secs_f64() * 1e3, warp }))
+}
+
+/// The raw or the warped model, whichever has the larger evidence for the *raw* values: the warped GP's log
+/// marginal likelihood plus the log-Jacobian `Σ ln ψ'(yᵢ)` against the raw GP's (Snelson et al. 2004, "Warped
+/// Gaussian processes"), both taken back through their output standardisation (`− n ln scale`). The warp's own test
+/// ([`gp::OutputWarp::fit`]) looks at the values alone; this one also asks whether the GP explains them better
+/// warped (a quadratic bowl with a few large values is smooth as it is and rugged once its tail is compressed).
+fn choose_warp(
+    raw: &gp::Data,
+    warped: &gp::Data,
+    warp: gp::OutputWarp,
+    config: &GpConfig,
+    warm: Option<&gp::Hyperparameters>,
+    seed: u64,
+) -> Result<(Gp, Option<gp::OutputWarp>)> {
+    let evidence = |gp: &Gp| gp.log_marginal_likelihood() - gp.n() as f64 * gp.standardizer().scale.ln();
+    let (plain, _) = gp::fit(raw, config, warm, seed)?;
+    let Ok((with_warp, _)) = gp::fit(warped, config, warm, seed) else {
+        return Ok((plain, None));
+    };
+    let jacobian: f64 = raw.y.iter().map(|&y| warp.derivative(y).ln()).sum();
+    if evidence(&with_warp) + jacobian > evidence(&plain) { Ok((with_warp, Some(warp))) } else { Ok((plain, None)) }
 }
 
 /// The model state stored under `model` in a policy state object.
@@ -382,5 +417,41 @@ impl Acquisition for MeanOnDecision<'_> {
             grad[q] = g[j];
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sampling::Sobol;
+
+    /// `n` Sobol points in the unit square and `f` at them.
+    fn data(n: usize, f: impl Fn(&[f64]) -> f64) -> gp::Data {
+        let x = Sobol::scrambled(2, 7).take(n);
+        let y = x.chunks_exact(2).map(f).collect();
+        gp::Data::new(2, x, y)
+    }
+
+    fn choice(raw: &gp::Data) -> Option<gp::OutputWarp> {
+        let warp = gp::OutputWarp::fit(&raw.y).expect("the values' own test proposes a warp");
+        let mut warped = raw.clone();
+        warp.warp_data(&mut warped);
+        let config = model_config(2, &ModelOptions::default());
+        choose_warp(raw, &warped, warp, &config, None, 3).expect("both fits succeed").1
+    }
+
+    #[test]
+    fn evidence_keeps_the_warp_where_the_gp_explains_the_warped_values_better() {
+        // ln(−y) is a smooth bowl; y itself spans orders of magnitude.
+        let raw = data(30, |x| -(8.0 * ((x[0] - 0.3).powi(2) + (x[1] - 0.6).powi(2))).exp());
+        assert!(choice(&raw).is_some());
+    }
+
+    #[test]
+    fn evidence_rejects_the_warp_where_the_gp_explains_the_raw_values_better() {
+        // A smooth wave on a cubic trend: skewed enough for the values' own test (λ = 2), but compressing the bad
+        // tail bends the trend into a kink the GP explains worse than the values as they are.
+        let raw = data(40, |x| (8.0 * x[0]).sin() * (6.0 * x[1]).cos() - 2.0 * (x[0] + x[1]).powi(3));
+        assert!(choice(&raw).is_none());
     }
 }
