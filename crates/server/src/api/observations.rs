@@ -210,8 +210,8 @@ fn to_csv(names: &[String], rows: &[ObservationRow]) -> String {
             num(r.value_stddev),
             num(r.cost),
             r.failed,
-            cell(r.extra.get("control_set")),
-            cell(r.extra.get("noise_level")),
+            r.extra.control_set.as_deref().map(csv_field).unwrap_or_default(),
+            r.extra.noise_level.as_deref().map(csv_field).unwrap_or_default(),
             cell(r.metadata.as_ref())
         ));
     }

@@ -35,7 +35,6 @@ use crate::domain::{AbandonReason, StudyStatus, SuggestionState};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store::{ObservationRow, StoreError, StudyRow, StudySnapshot, StudyTx, SuggestionRow};
-use views::string;
 
 /// The answer of a write that an `Idempotency-Key` may replay: a fresh response (its body stored with the key in the
 /// write's transaction), or the stored one.
@@ -102,9 +101,9 @@ pub(crate) fn observation_record(o: &ObservationRow) -> ObservationRecord {
         value_stddev: o.value_stddev,
         cost: o.cost,
         failed: o.failed,
-        control_set: string(o.extra.get("control_set")),
-        noise_level: string(o.extra.get("noise_level")),
-        query: o.extra.get("query").and_then(Value::as_object).cloned(),
+        control_set: o.extra.control_set.clone(),
+        noise_level: o.extra.noise_level.clone(),
+        query: o.extra.query.clone(),
     }
 }
 

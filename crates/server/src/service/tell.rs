@@ -12,7 +12,7 @@ use super::group_commit::ObservationQueue;
 use super::views::observation_resource;
 use super::{Written, conflict_as, engine_study, expire_open, lock_for_write, observation_record, status_for, to_json};
 use crate::api::types::{CreateObservation, ObservationList};
-use crate::domain::{AbandonReason, SuggestionState, TransitionError};
+use crate::domain::{AbandonReason, ObservationExtras, SuggestionState, TransitionError};
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::Idempotency;
 use crate::state::AppState;
@@ -87,7 +87,7 @@ pub(crate) async fn prepare(
 ) -> StoreResult<ApiResult<Prepared>> {
     let field = |f: &str| if prefix.is_empty() { f.to_string() } else { format!("{prefix}.{f}") };
     let mut assignments = Map::new();
-    let mut extra = Map::new();
+    let mut suggested = ObservationExtras::default();
     if let Some(sid) = body.suggestion_id {
         let Some(s) = tx.suggestion(sid).await? else {
             return Ok(Err(ApiError::field(
@@ -129,30 +129,19 @@ pub(crate) async fn prepare(
             }
             assignments.insert(name, known);
         }
-        if let Some(c) = b.control_set {
-            extra.insert("control_set".into(), Value::String(c));
-        }
-        if let Some(n) = b.noise_level {
-            extra.insert("noise_level".into(), Value::String(n));
-        }
-        if let Some(q) = b.query {
-            extra.insert("query".into(), Value::Object(q));
-        }
+        suggested = ObservationExtras { control_set: b.control_set, noise_level: b.noise_level, query: b.query };
     } else if body.assignments.is_none() {
         return Ok(Err(ApiError::field(field("assignments"), "required when there is no suggestion_id")));
     }
     if let Some(a) = body.assignments {
         assignments.extend(a);
     }
-    if let Some(c) = body.control_set {
-        extra.insert("control_set".into(), Value::String(c));
-    }
-    if let Some(n) = body.noise_level {
-        extra.insert("noise_level".into(), Value::String(n));
-    }
-    if let Some(q) = body.query {
-        extra.insert("query".into(), Value::Object(q));
-    }
+    // What the observation says overrides what its suggestion said.
+    let extra = ObservationExtras {
+        control_set: body.control_set.or(suggested.control_set),
+        noise_level: body.noise_level.or(suggested.noise_level),
+        query: body.query.or(suggested.query),
+    };
     if let Some(cost) = body.cost
         && !(study.total_cost + cost).is_finite()
     {
@@ -172,7 +161,7 @@ pub(crate) async fn prepare(
         cost: body.cost,
         failed: body.failed.unwrap_or(false),
         metadata: body.metadata.map(Value::Object),
-        extra: Value::Object(extra),
+        extra,
         created_at: now,
     };
     if let Err(e) = engine.validate_observation(&observation_record(&row)) {

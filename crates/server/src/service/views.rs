@@ -29,10 +29,6 @@ pub(crate) fn study_resource(row: &StudyRow) -> ApiResult<StudyResource> {
     })
 }
 
-pub(crate) fn string(v: Option<&Value>) -> Option<String> {
-    v.and_then(Value::as_str).map(str::to_string)
-}
-
 /// The suggestion resource of a row (an open suggestion past its expiry shows as abandoned).
 pub(crate) fn suggestion_resource(s: &SuggestionRow, now: DateTime<Utc>) -> SuggestionResource {
     let b = &s.body;
@@ -70,9 +66,9 @@ pub(crate) fn observation_resource(o: &ObservationRow) -> ObservationResource {
         cost: o.cost,
         failed: o.failed,
         metadata: o.metadata.clone(),
-        control_set: string(o.extra.get("control_set")),
-        noise_level: string(o.extra.get("noise_level")),
-        query: o.extra.get("query").filter(|q| !q.is_null()).cloned(),
+        control_set: o.extra.control_set.clone(),
+        noise_level: o.extra.noise_level.clone(),
+        query: o.extra.query.clone().map(Value::Object),
         created_at: o.created_at,
     }
 }
