@@ -30,9 +30,9 @@ use chrono::{DateTime, Utc};
 use engine::{History, ObservationRecord, PairRecord, PendingRecord, Study};
 use serde_json::Value;
 
-use crate::api::types::{Budget, BudgetOverspent, BudgetRemaining};
 use crate::domain::{AbandonReason, StudyStatus, SuggestionState};
 use crate::error::{ApiError, ApiResult};
+use crate::resources::{Budget, BudgetOverspent, BudgetRemaining};
 use crate::state::AppState;
 use crate::store::{ObservationRow, StoreError, StudyRow, StudySnapshot, StudyTx, SuggestionRow};
 

@@ -11,10 +11,10 @@ use uuid::Uuid;
 use super::group_commit::ObservationQueue;
 use super::views::observation_resource;
 use super::{Written, conflict_as, engine_study, expire_open, lock_for_write, observation_record, status_for, to_json};
-use crate::api::types::{CreateObservation, ObservationList};
 use crate::domain::{AbandonReason, ObservationExtras, SuggestionState, TransitionError};
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::Idempotency;
+use crate::resources::{CreateObservation, ObservationList};
 use crate::state::AppState;
 use crate::store::{ObservationRow, StoreError, StoreResult, StudyRow, StudyTx};
 

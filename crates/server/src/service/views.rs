@@ -4,8 +4,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{budget_of, engine_study, remaining};
-use crate::api::types::{ObservationResource, StudyCounts, StudyResource, SuggestionResource};
 use crate::error::ApiResult;
+use crate::resources::{ObservationResource, StudyCounts, StudyResource, SuggestionResource};
 use crate::store::{ObservationRow, StudyRow, SuggestionRow};
 
 /// The study resource of a row.
