@@ -28,17 +28,26 @@ pub async fn tell(
     ObservationQueue::submit(state, study_id, body, idem).await
 }
 
-/// Stores a batch of observations (1–1000, checked by the caller) in one transaction, all or none.
+/// Stores a batch of observations in one transaction, all or none. `parse` reads the request's items (1–1000, its
+/// check) with the study's engine study, the one the transaction loads: a CSV body needs the study's parameters,
+/// and reading them here rather than before the lock reads the study once.
+///
+/// Errors come in this order: 404 (no study), the stored response of a replayed `Idempotency-Key` (or its 409
+/// when the key was used with another body), 409 (archived), then `parse`'s errors (a malformed CSV is 400/422),
+/// then each observation's (422, or 409 for a closed suggestion). The study's state comes before the body's
+/// contents because judging a CSV needs the study: an archived study refuses a bad CSV with 409, as it refuses a
+/// JSON batch with 409 once the body is well-formed JSON of the batch's shape.
 pub async fn tell_batch(
     state: &AppState,
     study_id: Uuid,
-    observations: Vec<CreateObservation>,
+    parse: impl FnOnce(&Study) -> ApiResult<Vec<CreateObservation>> + Send,
     idem: Option<Idempotency>,
 ) -> ApiResult<Written> {
     let (mut tx, mut study, engine) = match begin(state, study_id, &idem).await? {
         Ok(parts) => parts,
         Err(replay) => return Ok(Written::Replayed(replay)),
     };
+    let observations = parse(&engine)?;
     let now = Utc::now();
     let mut stored = Vec::with_capacity(observations.len());
     for (i, item) in observations.into_iter().enumerate() {
