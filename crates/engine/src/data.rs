@@ -6,6 +6,32 @@ use serde::{Deserialize, Serialize};
 
 use crate::space::Assignments;
 
+/// What a point carries besides its coordinates: the control set to play (seed 000), the noise level to use (seed
+/// 003), the indirect query (seed 001), the cost expected. One struct, so that a block that adds something to a
+/// point adds a field here. A policy's [`crate::policy::Candidate`] carries it encoded (`PointExtras<usize,
+/// Vec<f64>>`: indices into the spec's sets and levels, the encoded query); absent ones are left out of its JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointExtras<L = String, Q = Assignments> {
+    /// Control set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_set: Option<L>,
+    /// Noise level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_level: Option<L>,
+    /// Indirect query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<Q>,
+    /// Cost the policy expects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_cost: Option<f64>,
+}
+
+impl<L, Q> Default for PointExtras<L, Q> {
+    fn default() -> Self {
+        Self { control_set: None, noise_level: None, query: None, expected_cost: None }
+    }
+}
+
 /// One stored observation, as the client reported it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ObservationRecord {

@@ -363,14 +363,14 @@ impl Study {
         let assignments = policy::assignments_of(space, &self.problem.decision, &c);
         let m = &self.problem.measurement;
         // Policies that do not choose a noise level play the first one.
-        let level = c.noise_level.or((!m.noise_levels.is_empty()).then_some(0));
+        let level = c.extras.noise_level.or((!m.noise_levels.is_empty()).then_some(0));
         Ok(Suggestion {
             assignments,
-            control_set: c.control_set.and_then(|i| self.problem.control_set_name(i)),
+            control_set: c.extras.control_set.and_then(|i| self.problem.control_set_name(i)),
             noise_level: level.and_then(|i| m.noise_levels.get(i)).map(|l| l.name.clone()),
-            expected_cost: c.expected_cost.or_else(|| m.has_costs().then(|| m.cost(&c.x, level, previous))),
+            expected_cost: c.extras.expected_cost.or_else(|| m.has_costs().then(|| m.cost(&c.x, level, previous))),
             context: None,
-            query: match (&self.problem.indirect, &c.query) {
+            query: match (&self.problem.indirect, &c.extras.query) {
                 (Some(ip), Some(q)) => Some(ip.query_space.decode(q)),
                 _ => None,
             },

@@ -30,6 +30,7 @@ pub use ucb_cvs::UcbCvs;
 
 use crate::acquisition::{Acquisition, Expected, ExpectedUcb, ThompsonSample};
 use crate::blocks::control_sets::{ControlSets, RandomSamples};
+use crate::data::PointExtras;
 use crate::error::{FieldError, Result};
 use crate::gp::{Gp, PathwiseSample};
 use crate::kernel::KernelFamily;
@@ -339,8 +340,11 @@ impl<'a> Setting<'a> {
         Candidate {
             x: self.full_point(view, x),
             params: Some(set.params.clone()),
-            control_set: Some(view.set),
-            expected_cost: set.cost.or_else(|| self.cost_stats()[view.set].mean()),
+            extras: PointExtras {
+                control_set: Some(view.set),
+                expected_cost: set.cost.or_else(|| self.cost_stats()[view.set].mean()),
+                ..PointExtras::default()
+            },
             predicted: gp.map(|g| self.expected_posterior(g, view, x)),
             diagnostics: Diagnostics {
                 phase: Some(phase.into()),

@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::blocks::indirect::cmes::{CmesVariant, TargetMaxSampler, cmes_value, sample_target_max};
 use crate::blocks::indirect::model::{IndirectModel, ModelCache, region_of};
 use crate::blocks::indirect::{ActiveSet, IndirectProblem, Node, Region};
-use crate::data::Dataset;
+use crate::data::{Dataset, PointExtras};
 use crate::error::{FieldError, Result};
 use crate::policy::design::initial_design_point;
 use crate::policy::plain::{GpAcquisition, GpBo};
@@ -179,10 +179,13 @@ fn query_candidate(ctx: &Context<'_>, ip: &IndirectProblem, a: Vec<f64>, phase: 
     Candidate {
         x: ctx.problem.space.centre(),
         params: Some(Vec::new()),
-        query: Some(a),
-        expected_cost: match (&ip.tree, &node) {
-            (Some(t), Some(n)) => Some(t.cost(n.level)),
-            _ => None,
+        extras: PointExtras {
+            query: Some(a),
+            expected_cost: match (&ip.tree, &node) {
+                (Some(t), Some(n)) => Some(t.cost(n.level)),
+                _ => None,
+            },
+            ..PointExtras::default()
         },
         diagnostics,
         ..Default::default()
@@ -344,7 +347,7 @@ impl IndirectPolicy {
             index += 1;
         }
         let mut taken: Vec<Vec<f64>> = ctx.data.pending_query.clone();
-        taken.extend(out.iter().filter_map(|c| c.query.clone()));
+        taken.extend(out.iter().filter_map(|c| c.extras.query.clone()));
         let mut active = None;
         if tree_search && let Some(tree) = &ip.tree {
             let mut set = ActiveSet::new(tree);
