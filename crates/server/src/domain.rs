@@ -224,21 +224,13 @@ pub struct StoredSuggestion {
     /// Values of the parameters the client sets.
     #[serde(default)]
     pub assignments: Map<String, Value>,
-    /// Control set to play.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub control_set: Option<String>,
-    /// Noise level to use.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub noise_level: Option<String>,
-    /// Indirect query.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub query: Option<Map<String, Value>>,
+    /// Control set to play, noise level to use, indirect query, cost the algorithm expects (the engine's
+    /// [`engine::PointExtras`], flattened: the same keys, absent ones left out).
+    #[serde(flatten)]
+    pub extras: engine::PointExtras,
     /// The context the request gave.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<Map<String, Value>>,
-    /// Cost the algorithm expects.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected_cost: Option<f64>,
     /// Posterior at the suggestion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted: Option<Prediction>,
@@ -255,11 +247,8 @@ impl StoredSuggestion {
     pub fn from_engine(s: &engine::study::Suggestion) -> serde_json::Result<Self> {
         Ok(Self {
             assignments: s.assignments.clone(),
-            control_set: s.control_set.clone(),
-            noise_level: s.noise_level.clone(),
-            query: s.query.clone(),
+            extras: s.extras.clone(),
             context: s.context.clone(),
-            expected_cost: s.expected_cost,
             predicted: s.predicted,
             algorithm: s.algorithm.clone(),
             diagnostics: serde_json::to_value(&s.diagnostics)?,
@@ -270,9 +259,7 @@ impl StoredSuggestion {
     pub fn pending(&self) -> engine::PendingRecord {
         engine::PendingRecord {
             assignments: self.assignments.clone(),
-            control_set: self.control_set.clone(),
-            noise_level: self.noise_level.clone(),
-            query: self.query.clone(),
+            extras: self.extras.clone(),
             context: self.context.clone(),
         }
     }
@@ -293,6 +280,18 @@ pub struct ObservationExtras {
     /// Indirect query whose aggregate was observed.
     #[serde(default, deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
     pub query: Option<Map<String, Value>>,
+}
+
+impl ObservationExtras {
+    /// The engine's extras of the observation.
+    pub fn to_engine(&self) -> engine::PointExtras {
+        engine::PointExtras {
+            control_set: self.control_set.clone(),
+            noise_level: self.noise_level.clone(),
+            query: self.query.clone(),
+            expected_cost: None,
+        }
+    }
 }
 
 /// Reads an optional field as `T`, or as absent when the stored value is null or of another shape.
@@ -385,8 +384,9 @@ mod tests {
         });
         let s: StoredSuggestion = serde_json::from_value(old.clone()).unwrap();
         assert_eq!(s.assignments.get("c"), Some(&json!("a")));
-        assert_eq!(s.control_set.as_deref(), Some("cheap"));
-        assert_eq!(s.noise_level, None);
+        assert_eq!(s.extras.control_set.as_deref(), Some("cheap"));
+        assert_eq!(s.extras.noise_level, None);
+        assert_eq!(s.extras.expected_cost, Some(2.5));
         assert_eq!(s.predicted, Some(Prediction { mean: 1.0, stddev: 0.5 }));
         assert_eq!(serde_json::to_value(&s).unwrap(), old, "writes back the same keys");
         let bare: StoredSuggestion = serde_json::from_value(json!({"assignments": {"x": 1}})).unwrap();

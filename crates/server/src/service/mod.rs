@@ -101,9 +101,7 @@ pub(crate) fn observation_record(o: &ObservationRow) -> ObservationRecord {
         value_stddev: o.value_stddev,
         cost: o.cost,
         failed: o.failed,
-        control_set: o.extra.control_set.clone(),
-        noise_level: o.extra.noise_level.clone(),
-        query: o.extra.query.clone(),
+        extras: o.extra.to_engine(),
     }
 }
 

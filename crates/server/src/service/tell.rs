@@ -138,7 +138,8 @@ pub(crate) async fn prepare(
             }
             assignments.insert(name, known);
         }
-        suggested = ObservationExtras { control_set: b.control_set, noise_level: b.noise_level, query: b.query };
+        let e = b.extras;
+        suggested = ObservationExtras { control_set: e.control_set, noise_level: e.noise_level, query: e.query };
     } else if body.assignments.is_none() {
         return Ok(Err(ApiError::field(field("assignments"), "required when there is no suggestion_id")));
     }

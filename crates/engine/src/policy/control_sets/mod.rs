@@ -361,7 +361,7 @@ impl<'a> Setting<'a> {
     pub fn cost_stats(&self) -> Vec<CostStats> {
         let data = self.ctx.data;
         let mut out = vec![CostStats::default(); self.cs.len()];
-        for (set, cost) in data.control_set.iter().zip(&data.cost) {
+        for (set, cost) in data.extras.iter().map(|e| &e.control_set).zip(&data.cost) {
             if let (Some(i), Some(c)) = (set, cost)
                 && let Some(s) = out.get_mut(*i)
             {

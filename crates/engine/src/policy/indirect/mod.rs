@@ -290,7 +290,7 @@ impl IndirectPolicy {
         let da = ip.query_space.dim();
         let mut data = Dataset { d: da, ..Default::default() };
         for i in 0..ctx.data.n() {
-            let Some(a) = &ctx.data.query[i] else { continue };
+            let Some(a) = &ctx.data.extras[i].query else { continue };
             let (_, node) = region_of(ip, a);
             data.x.extend_from_slice(a);
             data.y.push(ctx.data.y[i]);
@@ -298,9 +298,7 @@ impl IndirectPolicy {
                 ctx.data.noise_var[i].or_else(|| Some(ip.tree.as_ref()?.noise_std(node.as_ref()?.level).powi(2))),
             );
             data.cost.push(ctx.data.cost[i]);
-            data.control_set.push(None);
-            data.noise_level.push(None);
-            data.query.push(None);
+            data.extras.push(PointExtras::default());
         }
         let pending: Vec<f64> = ctx.data.pending_query.iter().flatten().copied().collect();
         let sub = Context {
@@ -351,7 +349,7 @@ impl IndirectPolicy {
         let mut active = None;
         if tree_search && let Some(tree) = &ip.tree {
             let mut set = ActiveSet::new(tree);
-            let queried = ctx.data.query.iter().flatten().chain(&ctx.data.pending_query);
+            let queried = ctx.data.extras.iter().filter_map(|e| e.query.as_ref()).chain(&ctx.data.pending_query);
             for a in queried {
                 set.update(tree, &tree.locate(a));
             }
