@@ -353,7 +353,6 @@ impl<'a> Setting<'a> {
                 extra,
                 ..Default::default()
             },
-            ..Default::default()
         }
     }
 
