@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
-use engine::{History, ObservationRecord, PolicyState, Study, StudySpec, SuggestRequest, space::Assignments};
+use engine::{
+    History, ObservationRecord, PointExtras, PolicyState, Study, StudySpec, SuggestRequest, space::Assignments,
+};
 
 /// One evaluation of a loop.
 #[derive(Debug, Clone)]
@@ -53,9 +55,8 @@ pub fn run_loop(
             assignments: o.assignments.clone(),
             value: Some(o.value),
             cost: o.cost,
-            control_set: suggestion.control_set.clone(),
-            noise_level: suggestion.noise_level.clone(),
-            query: suggestion.query.clone(),
+            // What the suggestion asked to play; its expected cost is not the observation's.
+            extras: PointExtras { expected_cost: None, ..suggestion.extras.clone() },
             ..Default::default()
         });
         steps.push(Step { suggestion, assignments: o.assignments, value: o.value, cost: o.cost, suggest_ms });

@@ -7,7 +7,7 @@
 //! setup (25×14×4 integer grid, Matérn-5/2 ARD re-learned every 3 samples); `cvs`: 12-D, the 7 control sets of
 //! seed 000 (MC samples from the `MC` environment variable, default 32). `expected <n> [M] [controlled]` times the
 //! batched expected UCB of the control-set policies alone.
-use engine::{History, ObservationRecord, PolicyState, Study, StudySpec, SuggestRequest};
+use engine::{History, ObservationRecord, PointExtras, PolicyState, Study, StudySpec, SuggestRequest};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 
@@ -145,9 +145,9 @@ fn main() {
             _ => vec![get("x0"), get("x1")],
         };
         x.iter().for_each(|v| mix(v.to_bits()));
-        s.noise_level.as_deref().unwrap_or("").bytes().for_each(|b| mix(u64::from(b)));
+        s.extras.noise_level.as_deref().unwrap_or("").bytes().for_each(|b| mix(u64::from(b)));
         if t < 3 || t + 1 == budget || std::env::var("SHOW_ALL").is_ok() {
-            shown.push(format!("{t}: {x:?} {:?}", s.noise_level));
+            shown.push(format!("{t}: {x:?} {:?}", s.extras.noise_level));
         }
         let value = match scenario {
             "grid" => -f2(&[x[0] / 24.0, x[1] / 13.0]) + 0.05 * x[2],
@@ -161,9 +161,12 @@ fn main() {
         history.observations.push(ObservationRecord {
             assignments,
             value: Some(value),
-            cost: s.expected_cost,
-            noise_level: s.noise_level.clone(),
-            control_set: s.control_set.clone(),
+            cost: s.extras.expected_cost,
+            extras: PointExtras {
+                control_set: s.extras.control_set.clone(),
+                noise_level: s.extras.noise_level.clone(),
+                ..PointExtras::default()
+            },
             ..Default::default()
         });
     }

@@ -6,6 +6,34 @@ use serde::{Deserialize, Serialize};
 
 use crate::space::Assignments;
 
+/// What a point carries besides its coordinates: the control set to play (seed 000), the noise level to use (seed
+/// 003), the indirect query (seed 001), the cost expected. One struct, so that a block that adds something to a
+/// point adds a field here. Suggestions and the records of observations and pending suggestions carry it by name
+/// (`PointExtras<String, Assignments>`, flattened into their JSON); a policy's [`crate::policy::Candidate`] and the
+/// [`Dataset`]'s rows carry it encoded (`PointExtras<usize, Vec<f64>>`: indices into the spec's sets and levels,
+/// the encoded query). Absent ones are left out of its JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointExtras<L = String, Q = Assignments> {
+    /// Control set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_set: Option<L>,
+    /// Noise level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_level: Option<L>,
+    /// Indirect query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<Q>,
+    /// Cost the policy expects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_cost: Option<f64>,
+}
+
+impl<L, Q> Default for PointExtras<L, Q> {
+    fn default() -> Self {
+        Self { control_set: None, noise_level: None, query: None, expected_cost: None }
+    }
+}
+
 /// One stored observation, as the client reported it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ObservationRecord {
@@ -19,12 +47,10 @@ pub struct ObservationRecord {
     pub cost: Option<f64>,
     /// The run failed (no value).
     pub failed: bool,
-    /// Control set played (seed 000), from the suggestion or the observation.
-    pub control_set: Option<String>,
-    /// Noise level used (seed 003).
-    pub noise_level: Option<String>,
-    /// Indirect query `a` whose aggregate was observed (seed 001).
-    pub query: Option<Assignments>,
+    /// Control set played (seed 000), from the suggestion or the observation; noise level used (seed 003);
+    /// indirect query `a` whose aggregate was observed (seed 001). (`expected_cost` is a suggestion's.)
+    #[serde(flatten)]
+    pub extras: PointExtras,
 }
 
 /// A suggestion handed out and not yet observed, so that concurrent clients get different points.
@@ -32,12 +58,9 @@ pub struct ObservationRecord {
 pub struct PendingRecord {
     /// The suggestion's assignments.
     pub assignments: Assignments,
-    /// Its control set, if any.
-    pub control_set: Option<String>,
-    /// Its noise level, if any.
-    pub noise_level: Option<String>,
-    /// Its indirect query, if any.
-    pub query: Option<Assignments>,
+    /// Its control set, noise level and indirect query, if any.
+    #[serde(flatten)]
+    pub extras: PointExtras,
     /// The context it was suggested for (a suggest request that gave one), if any: its fantasy sits there.
     pub context: Option<Assignments>,
 }
@@ -83,12 +106,8 @@ pub struct Dataset {
     pub noise_var: Vec<Option<f64>>,
     /// Observed cost of each successful observation.
     pub cost: Vec<Option<f64>>,
-    /// Control-set index of each successful observation.
-    pub control_set: Vec<Option<usize>>,
-    /// Noise-level index of each successful observation.
-    pub noise_level: Vec<Option<usize>>,
-    /// Encoded query of each successful observation (indirect studies).
-    pub query: Vec<Option<Vec<f64>>>,
+    /// Control-set index, noise-level index and encoded query (indirect studies) of each successful observation.
+    pub extras: Vec<PointExtras<usize, Vec<f64>>>,
     /// Points of failed runs, `× d` row-major (kept away from, never modelled).
     pub failed_x: Vec<f64>,
     /// Costs of every run in order, failed ones included (budget accounting).

@@ -65,7 +65,7 @@ pub mod special;
 pub mod study;
 pub mod testfunctions;
 
-pub use data::{History, ObservationRecord, PairRecord, PendingRecord};
+pub use data::{History, ObservationRecord, PairRecord, PendingRecord, PointExtras};
 pub use error::{Error, FieldError, Result};
 pub use policy::PolicyState;
 pub use space::Assignments;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::blocks::indirect::IndirectProblem;
 use crate::blocks::measurement;
-use crate::data::{Dataset, History, ObservationRecord};
+use crate::data::{Dataset, History, ObservationRecord, PointExtras};
 use crate::error::{Error, FieldError, Result};
 use crate::policy::{self, Candidate, Context, Diagnostics, Policy, PolicyState};
 pub use crate::problem::{AlgorithmSpec, Goal, Objective, Problem, StudySpec};
@@ -36,22 +36,14 @@ pub struct SuggestRequest {
 pub struct Suggestion {
     /// Values of the parameters the client sets.
     pub assignments: Assignments,
-    /// Control set to play.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub control_set: Option<String>,
-    /// Noise level to use.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub noise_level: Option<String>,
-    /// Indirect query.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub query: Option<Assignments>,
+    /// Control set to play, noise level to use, indirect query, the cost the algorithm expects (flattened: the
+    /// same JSON keys as before it was one struct).
+    #[serde(flatten)]
+    pub extras: PointExtras,
     /// The context the request gave (studies with context parameters), kept with the suggestion so that, while it
     /// is open, its fantasy sits at that context.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<Assignments>,
-    /// Cost the algorithm expects.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expected_cost: Option<f64>,
     /// Posterior at the suggestion.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub predicted: Option<Prediction>,
@@ -131,14 +123,14 @@ impl Study {
         if obs.cost.is_some_and(|c| !(c.is_finite() && c >= 0.0)) {
             errors.push(FieldError::new("cost", "must be a finite number ≥ 0"));
         }
-        if let Some(name) = &obs.control_set
+        if let Some(name) = &obs.extras.control_set
             && self.problem.control_set_index(name).is_none()
         {
             errors.push(FieldError::new("control_set", format!("unknown control set '{name}'")));
         }
         match &self.problem.indirect {
             // The target point is never observed: an indirect observation carries its query.
-            Some(ip) => match &obs.query {
+            Some(ip) => match &obs.extras.query {
                 None => {
                     errors.push(FieldError::new("query", "required: the indirect query whose aggregate was observed"))
                 }
@@ -154,7 +146,7 @@ impl Study {
                 }
             }
         }
-        if let Some(level) = &obs.noise_level
+        if let Some(level) = &obs.extras.noise_level
             && self.problem.measurement.level_index(level).is_none()
         {
             errors.push(FieldError::new("noise_level", format!("unknown noise level '{level}'")));
@@ -176,16 +168,18 @@ impl Study {
             ds.all_costs.push(obs.cost);
             let Ok(x) = space.encode(&obs.assignments, "assignments") else { continue };
             ds.last_x.clone_from(&x);
-            let level = obs.noise_level.as_deref().and_then(|l| m.level_index(l));
+            let level = obs.extras.noise_level.as_deref().and_then(|l| m.level_index(l));
             match obs.value.filter(|v| v.is_finite() && !obs.failed) {
                 Some(v) => {
                     ds.x.extend_from_slice(&x);
                     ds.y.push(sign * v);
                     ds.noise_var.push(obs.value_stddev.map(|s| s * s).or(m.level_variance(level)));
                     ds.cost.push(obs.cost);
-                    ds.control_set.push(obs.control_set.as_deref().and_then(|n| self.problem.control_set_index(n)));
-                    ds.noise_level.push(level);
-                    ds.query.push(None);
+                    ds.extras.push(PointExtras {
+                        control_set: obs.extras.control_set.as_deref().and_then(|n| self.problem.control_set_index(n)),
+                        noise_level: level,
+                        ..PointExtras::default()
+                    });
                 }
                 None => ds.failed_x.extend_from_slice(&x),
             }
@@ -201,16 +195,16 @@ impl Study {
         let centre = space.centre();
         for obs in &history.observations {
             ds.all_costs.push(obs.cost);
-            let Some(a) = obs.query.as_ref().and_then(|q| ip.query_space.encode(q, "query").ok()) else { continue };
+            let Some(a) = obs.extras.query.as_ref().and_then(|q| ip.query_space.encode(q, "query").ok()) else {
+                continue;
+            };
             match obs.value.filter(|v| v.is_finite() && !obs.failed) {
                 Some(v) => {
                     ds.x.extend_from_slice(&centre);
                     ds.y.push(sign * v);
                     ds.noise_var.push(obs.value_stddev.map(|s| s * s));
                     ds.cost.push(obs.cost);
-                    ds.control_set.push(None);
-                    ds.noise_level.push(None);
-                    ds.query.push(Some(a));
+                    ds.extras.push(PointExtras { query: Some(a), ..PointExtras::default() });
                 }
                 None => ds.failed_x.extend_from_slice(&centre),
             }
@@ -218,7 +212,7 @@ impl Study {
         ds.pending_query = history
             .pending
             .iter()
-            .filter_map(|p| p.query.as_ref().and_then(|q| ip.query_space.encode(q, "query").ok()))
+            .filter_map(|p| p.extras.query.as_ref().and_then(|q| ip.query_space.encode(q, "query").ok()))
             .collect();
         ds.pairs = history
             .pairs
@@ -363,17 +357,19 @@ impl Study {
         let assignments = policy::assignments_of(space, &self.problem.decision, &c);
         let m = &self.problem.measurement;
         // Policies that do not choose a noise level play the first one.
-        let level = c.noise_level.or((!m.noise_levels.is_empty()).then_some(0));
+        let level = c.extras.noise_level.or((!m.noise_levels.is_empty()).then_some(0));
         Ok(Suggestion {
             assignments,
-            control_set: c.control_set.and_then(|i| self.problem.control_set_name(i)),
-            noise_level: level.and_then(|i| m.noise_levels.get(i)).map(|l| l.name.clone()),
-            expected_cost: c.expected_cost.or_else(|| m.has_costs().then(|| m.cost(&c.x, level, previous))),
-            context: None,
-            query: match (&self.problem.indirect, &c.query) {
-                (Some(ip), Some(q)) => Some(ip.query_space.decode(q)),
-                _ => None,
+            extras: PointExtras {
+                control_set: c.extras.control_set.and_then(|i| self.problem.control_set_name(i)),
+                noise_level: level.and_then(|i| m.noise_levels.get(i)).map(|l| l.name.clone()),
+                query: match (&self.problem.indirect, &c.extras.query) {
+                    (Some(ip), Some(q)) => Some(ip.query_space.decode(q)),
+                    _ => None,
+                },
+                expected_cost: c.extras.expected_cost.or_else(|| m.has_costs().then(|| m.cost(&c.x, level, previous))),
             },
+            context: None,
             predicted: c
                 .predicted
                 .filter(|(m, s)| m.is_finite() && s.is_finite())

@@ -1,5 +1,5 @@
-//! The server's domain types: the states of studies and suggestions with their allowed transitions, and the
-//! suggestion as stored. Each state maps to the same lowercase string in the database and in JSON
+//! The server's domain types: the states of studies and suggestions with their allowed transitions, the
+//! suggestion as stored, and the extras of a stored observation. Each state maps to the same lowercase string in the database and in JSON
 //! (`active`/`completed`/`archived`, `open`/`completed`/`abandoned`, `deleted`/`expired`).
 
 use std::fmt;
@@ -7,7 +7,8 @@ use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
 use engine::study::Prediction;
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 /// A state name that is not one of the enum's strings.
@@ -223,21 +224,13 @@ pub struct StoredSuggestion {
     /// Values of the parameters the client sets.
     #[serde(default)]
     pub assignments: Map<String, Value>,
-    /// Control set to play.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub control_set: Option<String>,
-    /// Noise level to use.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub noise_level: Option<String>,
-    /// Indirect query.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub query: Option<Map<String, Value>>,
+    /// Control set to play, noise level to use, indirect query, cost the algorithm expects (the engine's
+    /// [`engine::PointExtras`], flattened: the same keys, absent ones left out).
+    #[serde(flatten)]
+    pub extras: engine::PointExtras,
     /// The context the request gave.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<Map<String, Value>>,
-    /// Cost the algorithm expects.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected_cost: Option<f64>,
     /// Posterior at the suggestion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted: Option<Prediction>,
@@ -254,11 +247,8 @@ impl StoredSuggestion {
     pub fn from_engine(s: &engine::study::Suggestion) -> serde_json::Result<Self> {
         Ok(Self {
             assignments: s.assignments.clone(),
-            control_set: s.control_set.clone(),
-            noise_level: s.noise_level.clone(),
-            query: s.query.clone(),
+            extras: s.extras.clone(),
             context: s.context.clone(),
-            expected_cost: s.expected_cost,
             predicted: s.predicted,
             algorithm: s.algorithm.clone(),
             diagnostics: serde_json::to_value(&s.diagnostics)?,
@@ -269,12 +259,44 @@ impl StoredSuggestion {
     pub fn pending(&self) -> engine::PendingRecord {
         engine::PendingRecord {
             assignments: self.assignments.clone(),
-            control_set: self.control_set.clone(),
-            noise_level: self.noise_level.clone(),
-            query: self.query.clone(),
+            extras: self.extras.clone(),
             context: self.context.clone(),
         }
     }
+}
+
+/// What an observation carries besides its assignments and outcome, as stored in the observations' JSON `extra`
+/// column: the keys the service has always written (`control_set`, `noise_level`, `query`; absent ones left out),
+/// so rows stored before this type existed read back unchanged. A key of the wrong shape reads as absent, as the
+/// reads by key did before.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObservationExtras {
+    /// Control set played.
+    #[serde(default, deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub control_set: Option<String>,
+    /// Noise level used.
+    #[serde(default, deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub noise_level: Option<String>,
+    /// Indirect query whose aggregate was observed.
+    #[serde(default, deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub query: Option<Map<String, Value>>,
+}
+
+impl ObservationExtras {
+    /// The engine's extras of the observation.
+    pub fn to_engine(&self) -> engine::PointExtras {
+        engine::PointExtras {
+            control_set: self.control_set.clone(),
+            noise_level: self.noise_level.clone(),
+            query: self.query.clone(),
+            expected_cost: None,
+        }
+    }
+}
+
+/// Reads an optional field as `T`, or as absent when the stored value is null or of another shape.
+fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
+    Ok(serde_json::from_value(Value::deserialize(d)?).ok())
 }
 
 #[cfg(test)]
@@ -362,11 +384,29 @@ mod tests {
         });
         let s: StoredSuggestion = serde_json::from_value(old.clone()).unwrap();
         assert_eq!(s.assignments.get("c"), Some(&json!("a")));
-        assert_eq!(s.control_set.as_deref(), Some("cheap"));
-        assert_eq!(s.noise_level, None);
+        assert_eq!(s.extras.control_set.as_deref(), Some("cheap"));
+        assert_eq!(s.extras.noise_level, None);
+        assert_eq!(s.extras.expected_cost, Some(2.5));
         assert_eq!(s.predicted, Some(Prediction { mean: 1.0, stddev: 0.5 }));
         assert_eq!(serde_json::to_value(&s).unwrap(), old, "writes back the same keys");
         let bare: StoredSuggestion = serde_json::from_value(json!({"assignments": {"x": 1}})).unwrap();
         assert_eq!((bare.algorithm.as_str(), &bare.diagnostics), ("", &json!({})));
+    }
+
+    #[test]
+    fn observation_extras_read_and_write_the_stored_json() {
+        let old = json!({"control_set": "cheap", "noise_level": "fast", "query": {"a1": 0.5}});
+        let e: ObservationExtras = serde_json::from_value(old.clone()).unwrap();
+        assert_eq!(e.control_set.as_deref(), Some("cheap"));
+        assert_eq!(e.noise_level.as_deref(), Some("fast"));
+        assert_eq!(e.query.as_ref().and_then(|q| q.get("a1")), Some(&json!(0.5)));
+        assert_eq!(serde_json::to_value(&e).unwrap(), old, "writes back the same JSON");
+        for stored in [json!({}), json!({"control_set": "cheap"}), json!({"query": {"a": 1}})] {
+            let e: ObservationExtras = serde_json::from_value(stored.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&e).unwrap(), stored);
+        }
+        let odd: ObservationExtras =
+            serde_json::from_value(json!({"control_set": 3, "noise_level": null, "query": [1], "other": 1})).unwrap();
+        assert_eq!(odd, ObservationExtras::default(), "wrong shapes read as absent, unknown keys are ignored");
     }
 }

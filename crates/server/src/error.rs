@@ -4,7 +4,9 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use engine::FieldError;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::store::StoreError;
@@ -243,3 +245,36 @@ impl IntoResponse for ApiError {
 
 /// Result of a handler.
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// Converts a value already parsed as JSON (a request body, a stored document) into `T`, naming fields below `prefix`.
+pub fn from_value<T: DeserializeOwned>(value: Value, prefix: &str) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+        let path = e.path().to_string();
+        let path = match (prefix.is_empty(), path.as_str()) {
+            (true, _) => path,
+            (false, ".") => prefix.to_string(),
+            (false, p) if p.starts_with('[') => format!("{prefix}{p}"),
+            (false, p) => format!("{prefix}.{p}"),
+        };
+        shape_error(&path, e.inner())
+    })
+}
+
+/// The 422 of a JSON value of the wrong shape at `path`, naming the field (an unknown or missing one by its name).
+pub(crate) fn shape_error(path: &str, inner: &impl std::fmt::Display) -> ApiError {
+    let msg = inner.to_string();
+    let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+    let base = if path == "." { String::new() } else { path.to_string() };
+    let join = |name: &str| if base.is_empty() { name.to_string() } else { format!("{base}.{name}") };
+    let field = if let Some(rest) = msg.strip_prefix("unknown field `") {
+        let name = rest.split('`').next().unwrap_or_default();
+        if base == name || base.ends_with(&format!(".{name}")) { base.clone() } else { join(name) }
+    } else if let Some(rest) = msg.strip_prefix("missing field `") {
+        join(rest.split('`').next().unwrap_or_default())
+    } else if base.is_empty() {
+        "body".to_string()
+    } else {
+        base
+    };
+    ApiError::field(field, msg)
+}

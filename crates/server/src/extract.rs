@@ -8,7 +8,7 @@ use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, shape_error};
 use crate::state::AppState;
 
 /// A JSON body; the raw bytes are kept for idempotency hashing.
@@ -142,38 +142,6 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         Err(e) if e.inner().is_data() => Err(shape_error(&e.path().to_string(), e.inner())),
         Err(e) => Err(syntax(e.inner())),
     }
-}
-
-/// Converts a value already parsed as JSON into `T`, naming fields below `prefix`.
-pub fn from_value<T: DeserializeOwned>(value: Value, prefix: &str) -> Result<T, ApiError> {
-    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
-        let path = e.path().to_string();
-        let path = match (prefix.is_empty(), path.as_str()) {
-            (true, _) => path,
-            (false, ".") => prefix.to_string(),
-            (false, p) if p.starts_with('[') => format!("{prefix}{p}"),
-            (false, p) => format!("{prefix}.{p}"),
-        };
-        shape_error(&path, e.inner())
-    })
-}
-
-fn shape_error(path: &str, inner: &impl std::fmt::Display) -> ApiError {
-    let msg = inner.to_string();
-    let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-    let base = if path == "." { String::new() } else { path.to_string() };
-    let join = |name: &str| if base.is_empty() { name.to_string() } else { format!("{base}.{name}") };
-    let field = if let Some(rest) = msg.strip_prefix("unknown field `") {
-        let name = rest.split('`').next().unwrap_or_default();
-        if base == name || base.ends_with(&format!(".{name}")) { base.clone() } else { join(name) }
-    } else if let Some(rest) = msg.strip_prefix("missing field `") {
-        join(rest.split('`').next().unwrap_or_default())
-    } else if base.is_empty() {
-        "body".to_string()
-    } else {
-        base
-    };
-    ApiError::field(field, msg)
 }
 
 /// Finds the field holding a `NaN`/`Infinity` token by replacing such tokens with marker strings and re-parsing.

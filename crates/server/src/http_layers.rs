@@ -41,7 +41,7 @@ pub fn around(router: Router<AppState>, state: &AppState) -> Router<AppState> {
         router = router.layer(cors);
     }
     router
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics::track))
+        .layer(axum::middleware::from_fn_with_state(state.metrics.clone(), crate::metrics::track))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(request_span)

@@ -5,7 +5,8 @@
 //! through the [`store`] (one transaction per request; concurrent single observations of one study share one
 //! transaction per queued group, `service/group_commit.rs`), applies the domain rules (idempotency, the states and
 //! transitions of [`domain`], budget, expiry, re-delivery), runs the engine off the async runtime ([`compute`]),
-//! stores the result with the policy state, and commits. [`state`] holds what handlers share. No linear algebra.
+//! stores the result with the policy state, and commits. [`state`] holds what handlers share. The service takes and
+//! returns the types of [`resources`] (re-exported by `api::types`), never the HTTP layer's. No linear algebra.
 
 #![forbid(unsafe_code)]
 
@@ -20,6 +21,7 @@ pub mod extract;
 pub mod http_layers;
 pub mod idempotency;
 pub mod metrics;
+pub mod resources;
 pub mod service;
 pub mod state;
 pub mod store;

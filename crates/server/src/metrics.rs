@@ -9,6 +9,7 @@
 //! `bayesd_observations` and `bayesd_db_pool_connections`/`_idle_connections`/`_max_connections`; `process_*`.
 
 use std::cell::Cell;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::{MatchedPath, Request, State};
@@ -21,8 +22,6 @@ use prometheus::{
     Encoder as _, Histogram, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
     TextEncoder,
 };
-
-use crate::state::AppState;
 
 const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
 
@@ -218,11 +217,10 @@ impl Drop for GaugeGuard {
 }
 
 /// Middleware recording every request under its route template, the requests in flight, and why a 503 was one.
-pub async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn track(State(metrics): State<Arc<Metrics>>, req: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = req.method().to_string();
     let route = req.extensions().get::<MatchedPath>().map_or_else(|| "unmatched".to_string(), |p| p.as_str().into());
-    let metrics = &state.metrics;
     let _in_flight = GaugeGuard::new(&metrics.in_flight);
     let (res, reason) = UNAVAILABLE
         .scope(Cell::new(None), async {

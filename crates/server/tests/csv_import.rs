@@ -1,7 +1,7 @@
 //! CSV import (`POST …/observations/batch` with `Content-Type: text/csv`) on both backends: an export imports into a
 //! fresh study with the same spec and reproduces its observations; every error class answers 4xx naming
-//! `columns.<name>` or `rows[i].<column>` and stores nothing; other content types are 415; an `Idempotency-Key`
-//! replays.
+//! `columns.<name>` or `rows[i].<column>` and stores nothing, after the study's own errors (404, the key's 409,
+//! archived 409); other content types are 415; an `Idempotency-Key` replays.
 
 mod common;
 
@@ -312,5 +312,35 @@ fn an_idempotency_key_replays_a_csv_import() {
         let bad = b"temperature,catalyst_ppm,stir_rpm,solvent,value\nhot,10,500,water,1\n";
         post_csv(&srv, &id, bad, &[("Idempotency-Key", "csv-import-2")]).expect(422);
         post_csv(&srv, &id, other, &[("Idempotency-Key", "csv-import-2")]).expect(201);
+    }
+}
+
+/// The order of a CSV import's errors (`service::tell::tell_batch`): the study's state comes before the CSV's
+/// contents, since judging a CSV needs the study's parameters, read once under the study lock. So a malformed CSV
+/// is 404 for an unknown study, the key's 409 when its `Idempotency-Key` was used with another body, 409 for an
+/// archived study, and only then 422 naming its row and column.
+#[test]
+fn the_study_is_judged_before_the_csv() {
+    const BAD: &[u8] = b"temperature,catalyst_ppm,stir_rpm,solvent,value\nhot,10,500,water,1\n";
+    const GOOD: &[u8] = b"temperature,catalyst_ppm,stir_rpm,solvent,value\n20,10,500,water,1\n";
+    for srv in backends() {
+        let b = srv.backend;
+        let r = post_csv(&srv, "00000000-0000-4000-8000-000000000000", BAD, &[]).expect(404);
+        assert_eq!(r.json["type"], "https://bayesd.dev/problems/not-found", "{b}: {}", r.text);
+        let id = srv.create_study(mixed_spec())["id"].as_str().expect("id").to_string();
+        let r = post_csv(&srv, &id, BAD, &[]).expect(422);
+        assert_eq!(r.error_fields(), ["rows[0].temperature"], "{b}: {}", r.text);
+        post_csv(&srv, &id, GOOD, &[("Idempotency-Key", "order-1")]).expect(201);
+        let r = post_csv(&srv, &id, BAD, &[("Idempotency-Key", "order-1")]).expect(409);
+        assert_eq!(r.json["type"], "https://bayesd.dev/problems/idempotency-key-reused", "{b}: {}", r.text);
+        srv.delete(&format!("/v1/studies/{id}")).expect(200);
+        let r = post_csv(&srv, &id, BAD, &[]).expect(409);
+        assert_eq!(r.json["type"], "https://bayesd.dev/problems/study-archived", "{b}: {}", r.text);
+        assert!(r.json.get("errors").is_none(), "{b}: the CSV was not judged: {}", r.text);
+        // The stored response still answers its key on the archived study.
+        let again = post_csv(&srv, &id, GOOD, &[("Idempotency-Key", "order-1")]).expect(201);
+        assert_eq!(again.header("idempotent-replayed"), Some("true"), "{b}");
+        let counts = srv.get(&format!("/v1/studies/{id}")).expect(200).json["counts"].clone();
+        assert_eq!(counts["observations"], 1, "{b}: only the good import stored anything");
     }
 }

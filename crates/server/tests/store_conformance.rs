@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-use server::domain::{AbandonReason, StudyStatus, SuggestionState};
+use server::domain::{AbandonReason, ObservationExtras, StudyStatus, SuggestionState};
 use server::store::{IdempotencyRow, ObservationRow, Page, Store, StoreError, StudyRow, SuggestionRow, connect};
 use uuid::Uuid;
 
@@ -103,7 +103,7 @@ fn observation_row(study: Uuid, seq: i64, suggestion: Option<Uuid>) -> Observati
         cost: Some(2.0),
         failed: false,
         metadata: Some(json!({"operator": "ada", "seq": seq})),
-        extra: json!({"control_set": "cheap"}),
+        extra: ObservationExtras { control_set: Some("cheap".into()), ..ObservationExtras::default() },
         created_at: Utc::now(),
     }
 }

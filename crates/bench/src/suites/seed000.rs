@@ -304,7 +304,7 @@ fn one_run(
                     p.name
                 );
             }
-            let set = s.control_set.as_deref().and_then(|n| cs.index_of(n)).unwrap_or(0);
+            let set = s.extras.control_set.as_deref().and_then(|n| cs.index_of(n)).unwrap_or(0);
             let a = cs.realise(&space, set, &s.assignments, &mut env);
             let u: Vec<f64> = (0..p.d).map(|i| a[&format!("x{i}")].as_f64().unwrap_or(0.5)).collect();
             let mean = costs[set];
@@ -322,7 +322,7 @@ fn one_run(
         if spent > budget {
             break;
         }
-        let set = s.suggestion.control_set.as_deref().and_then(|n| cs.index_of(n)).unwrap_or(0);
+        let set = s.suggestion.extras.control_set.as_deref().and_then(|n| cs.index_of(n)).unwrap_or(0);
         let controlled: Vec<f64> =
             p.sets[set].iter().map(|i| s.suggestion.assignments[&format!("x{i}")].as_f64().unwrap_or(0.5)).collect();
         let value = expected_value(p, &p.sets[set], &controlled, draws);

@@ -18,7 +18,7 @@
 
 use engine::blocks::indirect::embedding::truncated_normal;
 use engine::testfunctions::branin;
-use engine::{History, ObservationRecord, PolicyState, Study, SuggestRequest};
+use engine::{History, ObservationRecord, PointExtras, PolicyState, Study, SuggestRequest};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 
@@ -166,7 +166,7 @@ fn one_run(
         ms.push(t0.elapsed().as_secs_f64() * 1e3);
         state = out.state;
         let s = &out.suggestions[0];
-        let q = s.query.clone().ok_or_else(|| anyhow::anyhow!("no query"))?;
+        let q = s.extras.query.clone().ok_or_else(|| anyhow::anyhow!("no query"))?;
         let a = [q["a1"].as_f64().unwrap_or(0.5), q["a2"].as_f64().unwrap_or(0.5)];
         let level = s.diagnostics.extra.get("level").and_then(Value::as_u64).map(|l| l as u32);
         let g = match (tree, level) {
@@ -182,8 +182,12 @@ fn one_run(
         };
         let normal: f64 = rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng);
         let z = g + noise_sd(level) * normal;
-        spent += s.expected_cost.unwrap_or(1.0);
-        history.observations.push(ObservationRecord { query: Some(q), value: Some(z), ..Default::default() });
+        spent += s.extras.expected_cost.unwrap_or(1.0);
+        history.observations.push(ObservationRecord {
+            extras: PointExtras { query: Some(q), ..PointExtras::default() },
+            value: Some(z),
+            ..Default::default()
+        });
         let rec = study.recommend(&history, &state)?.ok_or_else(|| anyhow::anyhow!("no recommendation"))?;
         let f = branin(rec.assignments["x1"].as_f64().unwrap_or(0.0), rec.assignments["x2"].as_f64().unwrap_or(0.0));
         best_f = best_f.min(f);

@@ -29,7 +29,7 @@ pub use model::{FixedHyperparameters, ModelOptions, OutputWarping, fit_model};
 pub use plain::{GpAcquisition, GpBo, GpBoOptions, SEPARATION, SEPARATION_LENGTHSCALE_CAP};
 pub use registry::{Algorithm, Family, REGISTRY, auto_choice, build};
 
-use crate::data::Dataset;
+use crate::data::{Dataset, PointExtras};
 use crate::error::{FieldError, Result};
 use crate::problem::Problem;
 use crate::space::{Assignments, Space};
@@ -72,14 +72,8 @@ pub struct Candidate {
     pub x: Vec<f64>,
     /// Parameters the client must set (indices into the space); `None` means the study's decision parameters.
     pub params: Option<Vec<usize>>,
-    /// Control set to play.
-    pub control_set: Option<usize>,
-    /// Noise level to use.
-    pub noise_level: Option<usize>,
-    /// Encoded indirect query.
-    pub query: Option<Vec<f64>>,
-    /// Cost the policy expects.
-    pub expected_cost: Option<f64>,
+    /// Control set (index) to play, noise level (index) to use, encoded indirect query, expected cost.
+    pub extras: PointExtras<usize, Vec<f64>>,
     /// Posterior mean and standard deviation of the objective at the point (maximisation sign).
     pub predicted: Option<(f64, f64)>,
     /// Diagnostics.

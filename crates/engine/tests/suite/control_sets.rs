@@ -5,7 +5,7 @@
 //! survives a JSON round trip with identical next suggestions. Baselines: `ucb-psq` plays the full set,
 //! `etc-cvs` plays its groups in order, `ucb-cvs` needs known costs.
 
-use engine::data::{History, ObservationRecord};
+use engine::data::{History, ObservationRecord, PointExtras};
 use engine::study::Suggestion;
 use engine::{PolicyState, Study, StudySpec, SuggestRequest};
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -56,7 +56,7 @@ fn run(
         let o = study.suggest(history, state, &SuggestRequest { count: 1, context: None }).unwrap();
         *state = o.state;
         let s = o.suggestions.into_iter().next().unwrap();
-        let set = cs.index_of(s.control_set.as_deref().expect("a control set is named")).unwrap();
+        let set = cs.index_of(s.extras.control_set.as_deref().expect("a control set is named")).unwrap();
         let expected: Vec<&str> =
             cs.sets[set].params.iter().map(|&k| study.problem().space.params()[k].name.as_str()).collect();
         let mut keys: Vec<&str> = s.assignments.keys().map(String::as_str).collect();
@@ -68,7 +68,7 @@ fn run(
             value: Some(objective(&realised)),
             assignments: realised,
             cost: Some(cost),
-            control_set: s.control_set.clone(),
+            extras: PointExtras { control_set: s.extras.control_set.clone(), ..PointExtras::default() },
             ..Default::default()
         };
         study.validate_observation(&obs).unwrap();
@@ -88,7 +88,7 @@ fn exploration_plays_every_set_round_robin() {
     assert_eq!(study.algorithm(), "bocvs");
     let (mut h, mut st, mut rng) = (History::default(), PolicyState::default(), StdRng::seed_from_u64(1));
     let played: Vec<String> =
-        run(&study, &mut h, &mut st, 6, &mut rng).into_iter().map(|s| s.control_set.unwrap()).collect();
+        run(&study, &mut h, &mut st, 6, &mut rng).into_iter().map(|s| s.extras.control_set.unwrap()).collect();
     assert_eq!(played, ["cheap", "useless", "full", "cheap", "useless", "full"]);
     assert_eq!(study.describe(&st).unwrap()["phase"], "exploration");
 }
@@ -106,15 +106,18 @@ fn cheap_set_within_tolerance_is_played_not_the_full_set_and_costs_come_from_obs
     let exploit = run(&study, &mut h, &mut st, 8, &mut rng);
     for (k, s) in exploit.iter().enumerate() {
         assert_eq!(s.diagnostics.phase.as_deref(), Some("exploitation"));
-        assert_eq!(s.control_set.as_deref(), Some("cheap"), "round {k}: {:?}", s.diagnostics.extra);
+        assert_eq!(s.extras.control_set.as_deref(), Some("cheap"), "round {k}: {:?}", s.diagnostics.extra);
         let feasible = s.diagnostics.extra["feasible"].as_array().unwrap();
         assert!(feasible.iter().any(|f| f == "full"), "the full set is feasible too, only dearer: {feasible:?}");
         // Cost LCBs recomputed from the observations made before this suggestion.
         let before = &h.observations[..24 + k];
         let t = (24 + k + 1) as f64;
         for (i, name) in ["cheap", "useless", "full"].into_iter().enumerate() {
-            let costs: Vec<f64> =
-                before.iter().filter(|o| o.control_set.as_deref() == Some(name)).map(|o| o.cost.unwrap()).collect();
+            let costs: Vec<f64> = before
+                .iter()
+                .filter(|o| o.extras.control_set.as_deref() == Some(name))
+                .map(|o| o.cost.unwrap())
+                .collect();
             let mean = costs.iter().sum::<f64>() / costs.len() as f64;
             let lcb = (mean - (2.0 * t.ln() / costs.len() as f64).sqrt()).max(0.0);
             let got = s.diagnostics.extra["cost_lcb"][i].as_f64().unwrap();
@@ -137,7 +140,7 @@ fn state_round_trip_gives_identical_next_suggestions() {
     let a = study.suggest(&h, &st, &req).unwrap();
     let b = study.suggest(&h, &back, &req).unwrap();
     for (x, y) in a.suggestions.iter().zip(&b.suggestions) {
-        assert_eq!((&x.control_set, &x.assignments), (&y.control_set, &y.assignments));
+        assert_eq!((&x.extras.control_set, &x.assignments), (&y.extras.control_set, &y.assignments));
     }
     assert_eq!(a.state, b.state);
     assert_eq!(study.describe(&back).unwrap()["phase"], "exploitation");
@@ -151,7 +154,7 @@ fn baselines_choose_sets_as_documented() {
     let (mut h, mut st) = (History::default(), PolicyState::default());
     let played = run(&psq, &mut h, &mut st, 5, &mut rng);
     assert!(
-        played[1..].iter().all(|s| s.control_set.as_deref() == Some("full")),
+        played[1..].iter().all(|s| s.extras.control_set.as_deref() == Some("full")),
         "UCB-PSQ dominates with the full set"
     );
 
@@ -159,18 +162,21 @@ fn baselines_choose_sets_as_documented() {
     let etc = Study::new(spec(etc, sets.clone())).unwrap();
     let (mut h, mut st) = (History::default(), PolicyState::default());
     let played = run(&etc, &mut h, &mut st, 8, &mut rng);
-    assert!(played[1..3].iter().all(|s| s.control_set.as_deref() != Some("full")), "group of one-parameter sets first");
-    assert!(played[3..].iter().all(|s| s.control_set.as_deref() == Some("full")));
+    assert!(
+        played[1..3].iter().all(|s| s.extras.control_set.as_deref() != Some("full")),
+        "group of one-parameter sets first"
+    );
+    assert!(played[3..].iter().all(|s| s.extras.control_set.as_deref() == Some("full")));
 
     let cvs = Study::new(spec(json!({"name": "ucb-cvs", "options": opts}), sets.clone())).unwrap();
     let (mut h, mut st) = (History::default(), PolicyState::default());
     let played = run(&cvs, &mut h, &mut st, 6, &mut rng);
-    assert!(played.iter().all(|s| s.expected_cost.is_some()));
+    assert!(played.iter().all(|s| s.extras.expected_cost.is_some()));
 
     let ts = Study::new(spec(json!({"name": "ts-psq", "options": opts}), sets)).unwrap();
     let (mut h, mut st) = (History::default(), PolicyState::default());
     let played = run(&ts, &mut h, &mut st, 4, &mut rng);
-    assert!(played[1..].iter().all(|s| s.control_set.as_deref() == Some("full")));
+    assert!(played[1..].iter().all(|s| s.extras.control_set.as_deref() == Some("full")));
 }
 
 #[test]
@@ -193,7 +199,7 @@ fn invalid_specs_name_the_field() {
     let bad_obs = ObservationRecord {
         assignments: json!({"a": 0.1, "b": 0.2}).as_object().unwrap().clone(),
         value: Some(1.0),
-        control_set: Some("nope".into()),
+        extras: PointExtras { control_set: Some("nope".into()), ..PointExtras::default() },
         ..Default::default()
     };
     let study = Study::new(spec(json!({"name": "auto"}), three_sets([0.05, 0.05, 1.0]))).unwrap();

@@ -9,7 +9,7 @@
 //! (`GOLDEN_RECORD=1 cargo test --release -p engine --test suite golden`) and says why in its commit.
 //! Timings (`*_ms` diagnostics) are left out: they are the only nondeterministic output.
 
-use engine::data::{History, ObservationRecord, PendingRecord};
+use engine::data::{History, ObservationRecord, PendingRecord, PointExtras};
 use engine::policy::{Family, REGISTRY};
 use engine::space::Assignments;
 use engine::{PolicyState, Study, StudySpec, SuggestRequest};
@@ -191,10 +191,10 @@ fn record(label: &str, spec: &Value) -> Value {
             if fam == Family::Contexts && !assignments.contains_key("demand") {
                 assignments.insert("demand".into(), json!(2.0 + (round as f64 * 1.7) % 5.0));
             }
-            if let (Some(cs), Some(name)) = (&study.problem().control_sets, &s.control_set) {
+            if let (Some(cs), Some(name)) = (&study.problem().control_sets, &s.extras.control_set) {
                 assignments = cs.realise(&space, cs.index_of(name).expect("a known set"), &assignments, &mut rng);
             }
-            let value = match (&s.query, fam) {
+            let value = match (&s.extras.query, fam) {
                 (Some(q), Family::Indirect) => {
                     let (a1, a2) = (q["a1"].as_f64().expect("a1"), q["a2"].as_f64().expect("a2"));
                     objective(&[a1, a2]) * 10.0
@@ -206,10 +206,8 @@ fn record(label: &str, spec: &Value) -> Value {
                 assignments: if fam == Family::Indirect { Map::new() } else { assignments },
                 value: (!failed).then_some(value),
                 failed,
-                cost: s.control_set.as_ref().map(|_| 0.05 + 0.01 * round as f64),
-                control_set: s.control_set.clone(),
-                noise_level: s.noise_level.clone(),
-                query: s.query.clone(),
+                cost: s.extras.control_set.as_ref().map(|_| 0.05 + 0.01 * round as f64),
+                extras: PointExtras { expected_cost: None, ..s.extras.clone() },
                 ..Default::default()
             });
         }

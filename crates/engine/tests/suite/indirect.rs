@@ -8,7 +8,7 @@ use engine::blocks::indirect::{ActiveSet, CmesVariant, Cmp, CmpData, CmpHypers, 
 use engine::gp::{Data, Gp, Hyperparameters, MeanModel, NoiseModel};
 use engine::kernel::{Kernel, KernelFamily};
 use engine::space::Space;
-use engine::{History, ObservationRecord, PairRecord, PolicyState, Study, StudySpec, SuggestRequest};
+use engine::{History, ObservationRecord, PairRecord, PointExtras, PolicyState, Study, StudySpec, SuggestRequest};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use rand_distr::{Distribution, StandardNormal};
 use serde_json::json;
@@ -260,12 +260,15 @@ fn run_loop(algorithm: &str, tree: bool, steps: usize) -> (Study, History, Polic
         state = out.state;
         let s = &out.suggestions[0];
         assert!(s.assignments.is_empty(), "the client sets only the query");
-        let q = s.query.clone().expect("a suggestion carries the query");
+        let q = s.extras.query.clone().expect("a suggestion carries the query");
         if tree {
-            assert!(s.expected_cost.is_some());
+            assert!(s.extras.expected_cost.is_some());
         }
-        let obs =
-            ObservationRecord { query: Some(q.clone()), value: Some(aggregate(&q, &mut rng)), ..Default::default() };
+        let obs = ObservationRecord {
+            extras: PointExtras { query: Some(q.clone()), ..PointExtras::default() },
+            value: Some(aggregate(&q, &mut rng)),
+            ..Default::default()
+        };
         study.validate_observation(&obs).unwrap();
         history.observations.push(obs);
     }
@@ -305,7 +308,11 @@ fn observations_need_a_valid_query_and_pairs_are_validated() {
     let mut q = serde_json::Map::new();
     q.insert("a1".into(), json!(0.5));
     q.insert("a2".into(), json!(2.0));
-    let bad = ObservationRecord { value: Some(1.0), query: Some(q), ..Default::default() };
+    let bad = ObservationRecord {
+        value: Some(1.0),
+        extras: PointExtras { query: Some(q), ..PointExtras::default() },
+        ..Default::default()
+    };
     assert_eq!(study.validate_observation(&bad).unwrap_err()[0].field, "query.a2");
     let pair: PairRecord =
         serde_json::from_value(json!({"target": {"x1": 0.0, "x2": 20.0}, "query": {"a1": 0.1, "a2": 0.2}})).unwrap();
@@ -349,10 +356,10 @@ fn without_pairs_cmes_falls_back_to_its_design_and_uploaded_pairs_join_the_spec_
                 assert!(study.recommend(&history, &state).unwrap().is_none(), "no conditional, no model");
             }
         }
-        let q = s.query.clone().unwrap();
+        let q = s.extras.query.clone().unwrap();
         history.observations.push(ObservationRecord {
             value: Some(aggregate(&q, &mut rng)),
-            query: Some(q),
+            extras: PointExtras { query: Some(q), ..PointExtras::default() },
             ..Default::default()
         });
     }

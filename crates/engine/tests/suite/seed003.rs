@@ -2,7 +2,7 @@
 //! `cost_model` and `level_set` blocks, and the `truvar` policy (state round trip, level-set classification,
 //! noise-level choice, BO on a grid).
 
-use engine::{History, ObservationRecord, PolicyState, Study, StudySpec, SuggestRequest};
+use engine::{History, ObservationRecord, PointExtras, PolicyState, Study, StudySpec, SuggestRequest};
 use serde_json::{Value, json};
 
 fn study(spec: Value) -> Study {
@@ -36,7 +36,7 @@ fn run(study: &Study, steps: usize, f: impl Fn(f64) -> f64) -> (History, PolicyS
         history.observations.push(ObservationRecord {
             assignments: s.assignments.clone(),
             value: Some(f(x)),
-            noise_level: s.noise_level.clone(),
+            extras: PointExtras { noise_level: s.extras.noise_level.clone(), ..PointExtras::default() },
             ..Default::default()
         });
     }
@@ -119,14 +119,14 @@ fn noise_levels_reach_the_gp_and_unknown_levels_are_rejected() {
     let obs = |x: f64, level: &str| ObservationRecord {
         assignments: json!({"x": x}).as_object().unwrap().clone(),
         value: Some(bump(x)),
-        noise_level: Some(level.into()),
+        extras: PointExtras { noise_level: Some(level.into()), ..PointExtras::default() },
         ..Default::default()
     };
     assert_eq!(s.validate_observation(&obs(0.5, "medium")).unwrap_err()[0].field, "noise_level");
     // The first suggestion plays the first level (gp-ei does not choose levels) and costs its cost.
     let out = s.suggest(&History::default(), &PolicyState::default(), &one()).unwrap();
-    assert_eq!(out.suggestions[0].noise_level.as_deref(), Some("precise"));
-    assert_eq!(out.suggestions[0].expected_cost, Some(10.0));
+    assert_eq!(out.suggestions[0].extras.noise_level.as_deref(), Some("precise"));
+    assert_eq!(out.suggestions[0].extras.expected_cost, Some(10.0));
     // Known noise per level: the posterior is tighter where the precise level observed.
     let mut history = History::default();
     for (i, x) in [0.1, 0.3, 0.5, 0.7, 0.9].into_iter().enumerate() {
@@ -155,11 +155,11 @@ fn the_movement_cost_is_the_expected_cost() {
     let a = &out.suggestions[0].assignments;
     let (x1, x2) = (a["x1"].as_f64().unwrap(), a["x2"].as_f64().unwrap());
     let expected = 0.25 * (x1 - 10.0).abs() + 4.0 * (x2.abs() + 1.0);
-    assert!((out.suggestions[0].expected_cost.unwrap() - expected).abs() < 1e-9);
+    assert!((out.suggestions[0].extras.expected_cost.unwrap() - expected).abs() < 1e-9);
     // The second of a batch moves from the first.
     let b = &out.suggestions[1].assignments;
     let expected = 0.25 * (b["x1"].as_f64().unwrap() - x1).abs() + 4.0 * (b["x2"].as_f64().unwrap().abs() + 1.0);
-    assert!((out.suggestions[1].expected_cost.unwrap() - expected).abs() < 1e-9);
+    assert!((out.suggestions[1].extras.expected_cost.unwrap() - expected).abs() < 1e-9);
 }
 
 #[test]
@@ -215,7 +215,7 @@ fn truvar_level_sets_use_cheap_levels_first_and_classify_the_domain() {
     let s = study(lse_spec(json!({"name": "truvar", "options": {"fixed": {"lengthscales": [0.1]}}})));
     let (history, state) = run(&s, 30, bump);
     // The prior variance is 1: a rough measurement removes nearly as much of it as a precise one, at 2/15 the cost.
-    assert_eq!(history.observations[0].noise_level.as_deref(), Some("rough"));
+    assert_eq!(history.observations[0].extras.noise_level.as_deref(), Some("rough"));
     let rec = s.recommend(&history, &state).unwrap().unwrap();
     let ls = &rec.extra["level_set"];
     let counts = &ls["counts"];
@@ -266,7 +266,7 @@ fn level_set_baselines_run_at_a_fixed_noise_level() {
             json!({"name": name, "options": {"noise_level": "medium", "fixed": {"lengthscales": [0.1]}}}),
         ));
         let (history, state) = run(&s, 25, bump);
-        assert!(history.observations.iter().all(|o| o.noise_level.as_deref() == Some("medium")), "{name}");
+        assert!(history.observations.iter().all(|o| o.extras.noise_level.as_deref() == Some("medium")), "{name}");
         let rec = s.recommend(&history, &state).unwrap().unwrap();
         let ls = &rec.extra["level_set"];
         assert_eq!(ls["domain_size"], json!(51), "{name}");

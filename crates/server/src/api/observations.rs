@@ -90,26 +90,32 @@ pub async fn create_observation_batch(
     headers: HeaderMap,
     body: JsonOrCsv<CreateObservationBatch>,
 ) -> ApiResult<Response> {
-    let (observations, raw, csv) = match body {
+    // The JSON batch is checked here; a CSV body is parsed by the service under the study lock with the study it
+    // reads there (one read; the study's 404/409 come before the CSV's 400/422, see `tell_batch`), and its errors,
+    // the CSV parser's and the observations', name `rows[i].<column>`.
+    match body {
         JsonOrCsv::Json(body) => {
             let n = body.value.observations.len();
             if !(1..=MAX_BATCH).contains(&n) {
                 return Err(ApiError::field("observations", format!("give 1–{MAX_BATCH} observations per batch")));
             }
-            (body.value.observations, body.raw, false)
+            let idem = idempotency(&headers, study_id, &body.raw)?;
+            let items = body.value.observations;
+            Ok(service::tell::tell_batch(&state, study_id, |_| Ok(items), idem).await?.into_response())
         }
         JsonOrCsv::Csv(raw) => {
-            let study = state.store.get_study(study_id).await?.ok_or_else(|| ApiError::not_found("study", study_id))?;
-            let engine = engine_study(&study)?;
-            (csv_import::parse(&raw, &engine.spec().parameters)?, raw, true)
+            let idem = idempotency(&headers, study_id, &raw)?;
+            let parse = |engine: &engine::Study| csv_import::parse(&raw, &engine.spec().parameters);
+            match service::tell::tell_batch(&state, study_id, parse, idem).await {
+                Ok(written) => Ok(written.into_response()),
+                Err(e) => Err(e.rename_fields(csv_import::csv_field)),
+            }
         }
-    };
-    let idem = Idempotency::from_request(&headers, format!("POST /v1/studies/{study_id}/observations/batch"), &raw)?;
-    match service::tell::tell_batch(&state, study_id, observations, idem).await {
-        Ok(written) => Ok(written.into_response()),
-        Err(e) if csv => Err(e.rename_fields(csv_import::csv_field)),
-        Err(e) => Err(e),
     }
+}
+
+fn idempotency(headers: &HeaderMap, study_id: Uuid, raw: &[u8]) -> ApiResult<Option<Idempotency>> {
+    Idempotency::from_request(headers, format!("POST /v1/studies/{study_id}/observations/batch"), raw)
 }
 
 /// Query of the observation list.
@@ -210,8 +216,8 @@ fn to_csv(names: &[String], rows: &[ObservationRow]) -> String {
             num(r.value_stddev),
             num(r.cost),
             r.failed,
-            cell(r.extra.get("control_set")),
-            cell(r.extra.get("noise_level")),
+            r.extra.control_set.as_deref().map(csv_field).unwrap_or_default(),
+            r.extra.noise_level.as_deref().map(csv_field).unwrap_or_default(),
             cell(r.metadata.as_ref())
         ));
     }

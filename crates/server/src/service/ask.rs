@@ -22,10 +22,10 @@ use super::views::suggestion_resource;
 use super::{
     Written, archived, engine_study, expire_open, history, lock, lock_for_write, remaining, snapshot_pairs, to_json,
 };
-use crate::api::types::{CreateSuggestions, SuggestionList, SuggestionResource};
 use crate::domain::{AbandonReason, StoredSuggestion, SuggestionState, TransitionError};
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::Idempotency;
+use crate::resources::{CreateSuggestions, SuggestionList, SuggestionResource};
 use crate::state::AppState;
 use crate::store::{StudyRow, SuggestionRow};
 

@@ -21,9 +21,9 @@ use uuid::Uuid;
 use super::tell::{Prepared, apply, count, prepare};
 use super::views::observation_resource;
 use super::{engine_study, expire_open, json_response, lock, status_for, to_json};
-use crate::api::types::CreateObservation;
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::Idempotency;
+use crate::resources::CreateObservation;
 use crate::state::AppState;
 use crate::store::StoreError;
 

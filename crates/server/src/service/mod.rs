@@ -30,12 +30,11 @@ use chrono::{DateTime, Utc};
 use engine::{History, ObservationRecord, PairRecord, PendingRecord, Study};
 use serde_json::Value;
 
-use crate::api::types::{Budget, BudgetOverspent, BudgetRemaining};
 use crate::domain::{AbandonReason, StudyStatus, SuggestionState};
 use crate::error::{ApiError, ApiResult};
+use crate::resources::{Budget, BudgetOverspent, BudgetRemaining};
 use crate::state::AppState;
 use crate::store::{ObservationRow, StoreError, StudyRow, StudySnapshot, StudyTx, SuggestionRow};
-use views::string;
 
 /// The answer of a write that an `Idempotency-Key` may replay: a fresh response (its body stored with the key in the
 /// write's transaction), or the stored one.
@@ -102,9 +101,7 @@ pub(crate) fn observation_record(o: &ObservationRow) -> ObservationRecord {
         value_stddev: o.value_stddev,
         cost: o.cost,
         failed: o.failed,
-        control_set: string(o.extra.get("control_set")),
-        noise_level: string(o.extra.get("noise_level")),
-        query: o.extra.get("query").and_then(Value::as_object).cloned(),
+        extras: o.extra.to_engine(),
     }
 }
 

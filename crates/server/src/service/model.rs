@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::{engine_study, history, snapshot_pairs};
-use crate::api::types::{BestObserved, BestResponse, RecommendedPoint};
 use crate::error::{ApiError, ApiResult};
+use crate::resources::{BestObserved, BestResponse, RecommendedPoint};
 use crate::state::AppState;
 
 /// The best observed point and the model's recommendation (null while there is none, or when the model cannot be

@@ -9,9 +9,9 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::{Written, engine_study, lock_for_write, to_json};
-use crate::api::types::PairsUploaded;
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::Idempotency;
+use crate::resources::PairsUploaded;
 use crate::state::AppState;
 use crate::store::PairBatchRow;
 

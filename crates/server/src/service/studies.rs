@@ -8,11 +8,10 @@ use uuid::Uuid;
 
 use super::views::study_resource;
 use super::{Written, lock, status_for, to_json};
-use crate::api::types::{Budget, StudyResource};
 use crate::domain::StudyStatus;
-use crate::error::{ApiError, ApiResult};
-use crate::extract::from_value;
+use crate::error::{ApiError, ApiResult, from_value};
 use crate::idempotency::Idempotency;
+use crate::resources::{Budget, StudyResource};
 use crate::state::AppState;
 use crate::store::{Page, StudyRow};
 

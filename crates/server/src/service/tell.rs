@@ -11,10 +11,10 @@ use uuid::Uuid;
 use super::group_commit::ObservationQueue;
 use super::views::observation_resource;
 use super::{Written, conflict_as, engine_study, expire_open, lock_for_write, observation_record, status_for, to_json};
-use crate::api::types::{CreateObservation, ObservationList};
-use crate::domain::{AbandonReason, SuggestionState, TransitionError};
+use crate::domain::{AbandonReason, ObservationExtras, SuggestionState, TransitionError};
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::Idempotency;
+use crate::resources::{CreateObservation, ObservationList};
 use crate::state::AppState;
 use crate::store::{ObservationRow, StoreError, StoreResult, StudyRow, StudyTx};
 
@@ -28,17 +28,26 @@ pub async fn tell(
     ObservationQueue::submit(state, study_id, body, idem).await
 }
 
-/// Stores a batch of observations (1–1000, checked by the caller) in one transaction, all or none.
+/// Stores a batch of observations in one transaction, all or none. `parse` reads the request's items (1–1000, its
+/// check) with the study's engine study, the one the transaction loads: a CSV body needs the study's parameters,
+/// and reading them here rather than before the lock reads the study once.
+///
+/// Errors come in this order: 404 (no study), the stored response of a replayed `Idempotency-Key` (or its 409
+/// when the key was used with another body), 409 (archived), then `parse`'s errors (a malformed CSV is 400/422),
+/// then each observation's (422, or 409 for a closed suggestion). The study's state comes before the body's
+/// contents because judging a CSV needs the study: an archived study refuses a bad CSV with 409, as it refuses a
+/// JSON batch with 409 once the body is well-formed JSON of the batch's shape.
 pub async fn tell_batch(
     state: &AppState,
     study_id: Uuid,
-    observations: Vec<CreateObservation>,
+    parse: impl FnOnce(&Study) -> ApiResult<Vec<CreateObservation>> + Send,
     idem: Option<Idempotency>,
 ) -> ApiResult<Written> {
     let (mut tx, mut study, engine) = match begin(state, study_id, &idem).await? {
         Ok(parts) => parts,
         Err(replay) => return Ok(Written::Replayed(replay)),
     };
+    let observations = parse(&engine)?;
     let now = Utc::now();
     let mut stored = Vec::with_capacity(observations.len());
     for (i, item) in observations.into_iter().enumerate() {
@@ -87,7 +96,7 @@ pub(crate) async fn prepare(
 ) -> StoreResult<ApiResult<Prepared>> {
     let field = |f: &str| if prefix.is_empty() { f.to_string() } else { format!("{prefix}.{f}") };
     let mut assignments = Map::new();
-    let mut extra = Map::new();
+    let mut suggested = ObservationExtras::default();
     if let Some(sid) = body.suggestion_id {
         let Some(s) = tx.suggestion(sid).await? else {
             return Ok(Err(ApiError::field(
@@ -129,30 +138,20 @@ pub(crate) async fn prepare(
             }
             assignments.insert(name, known);
         }
-        if let Some(c) = b.control_set {
-            extra.insert("control_set".into(), Value::String(c));
-        }
-        if let Some(n) = b.noise_level {
-            extra.insert("noise_level".into(), Value::String(n));
-        }
-        if let Some(q) = b.query {
-            extra.insert("query".into(), Value::Object(q));
-        }
+        let e = b.extras;
+        suggested = ObservationExtras { control_set: e.control_set, noise_level: e.noise_level, query: e.query };
     } else if body.assignments.is_none() {
         return Ok(Err(ApiError::field(field("assignments"), "required when there is no suggestion_id")));
     }
     if let Some(a) = body.assignments {
         assignments.extend(a);
     }
-    if let Some(c) = body.control_set {
-        extra.insert("control_set".into(), Value::String(c));
-    }
-    if let Some(n) = body.noise_level {
-        extra.insert("noise_level".into(), Value::String(n));
-    }
-    if let Some(q) = body.query {
-        extra.insert("query".into(), Value::Object(q));
-    }
+    // What the observation says overrides what its suggestion said.
+    let extra = ObservationExtras {
+        control_set: body.control_set.or(suggested.control_set),
+        noise_level: body.noise_level.or(suggested.noise_level),
+        query: body.query.or(suggested.query),
+    };
     if let Some(cost) = body.cost
         && !(study.total_cost + cost).is_finite()
     {
@@ -172,7 +171,7 @@ pub(crate) async fn prepare(
         cost: body.cost,
         failed: body.failed.unwrap_or(false),
         metadata: body.metadata.map(Value::Object),
-        extra: Value::Object(extra),
+        extra,
         created_at: now,
     };
     if let Err(e) = engine.validate_observation(&observation_record(&row)) {

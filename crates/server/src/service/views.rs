@@ -4,8 +4,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{budget_of, engine_study, remaining};
-use crate::api::types::{ObservationResource, StudyCounts, StudyResource, SuggestionResource};
 use crate::error::ApiResult;
+use crate::resources::{ObservationResource, StudyCounts, StudyResource, SuggestionResource};
 use crate::store::{ObservationRow, StudyRow, SuggestionRow};
 
 /// The study resource of a row.
@@ -29,10 +29,6 @@ pub(crate) fn study_resource(row: &StudyRow) -> ApiResult<StudyResource> {
     })
 }
 
-pub(crate) fn string(v: Option<&Value>) -> Option<String> {
-    v.and_then(Value::as_str).map(str::to_string)
-}
-
 /// The suggestion resource of a row (an open suggestion past its expiry shows as abandoned).
 pub(crate) fn suggestion_resource(s: &SuggestionRow, now: DateTime<Utc>) -> SuggestionResource {
     let b = &s.body;
@@ -43,11 +39,11 @@ pub(crate) fn suggestion_resource(s: &SuggestionRow, now: DateTime<Utc>) -> Sugg
         state: state.as_str().to_string(),
         client_id: s.client_id.clone(),
         assignments: b.assignments.clone(),
-        control_set: b.control_set.clone(),
-        noise_level: b.noise_level.clone(),
-        query: b.query.clone().map(Value::Object),
+        control_set: b.extras.control_set.clone(),
+        noise_level: b.extras.noise_level.clone(),
+        query: b.extras.query.clone().map(Value::Object),
         context: b.context.clone(),
-        expected_cost: b.expected_cost,
+        expected_cost: b.extras.expected_cost,
         predicted: b.predicted,
         algorithm: b.algorithm.clone(),
         diagnostics: b.diagnostics.clone(),
@@ -70,9 +66,9 @@ pub(crate) fn observation_resource(o: &ObservationRow) -> ObservationResource {
         cost: o.cost,
         failed: o.failed,
         metadata: o.metadata.clone(),
-        control_set: string(o.extra.get("control_set")),
-        noise_level: string(o.extra.get("noise_level")),
-        query: o.extra.get("query").filter(|q| !q.is_null()).cloned(),
+        control_set: o.extra.control_set.clone(),
+        noise_level: o.extra.noise_level.clone(),
+        query: o.extra.query.clone().map(Value::Object),
         created_at: o.created_at,
     }
 }

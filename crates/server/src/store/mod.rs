@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::domain::{AbandonReason, StoredSuggestion, StudyStatus, SuggestionState};
+use crate::domain::{AbandonReason, ObservationExtras, StoredSuggestion, StudyStatus, SuggestionState};
 
 pub use sql::{PgStore, SqliteStore};
 
@@ -135,8 +135,8 @@ pub struct ObservationRow {
     pub failed: bool,
     /// Client metadata.
     pub metadata: Option<Value>,
-    /// `control_set`, `noise_level`, `query` as a JSON object.
-    pub extra: Value,
+    /// Control set, noise level and query (the JSON `extra` column).
+    pub extra: ObservationExtras,
     /// Creation time.
     pub created_at: DateTime<Utc>,
 }

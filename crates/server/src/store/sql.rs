@@ -15,7 +15,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::types::Json;
 use uuid::Uuid;
 
-use crate::domain::{AbandonReason, StoredSuggestion, SuggestionState};
+use crate::domain::{AbandonReason, ObservationExtras, StoredSuggestion, SuggestionState};
 
 use super::{
     AskLock, BoxFut, IdempotencyRow, ObservationRow, Page, PairBatchRow, Store, StoreError, StoreResult, StudyRow,
@@ -112,7 +112,7 @@ macro_rules! sql_store {
                 cost: r.try_get("cost")?,
                 failed: r.try_get("failed")?,
                 metadata: r.try_get::<Option<Json<Value>>, _>("metadata")?.map(|j| j.0),
-                extra: r.try_get::<Json<Value>, _>("extra")?.0,
+                extra: r.try_get::<Json<ObservationExtras>, _>("extra")?.0,
                 created_at: r.try_get("created_at")?,
             })
         }

@@ -278,10 +278,10 @@ impl LseSetting<'_> {
             100_000,
             |s| {
                 let i = grid_index(self.n, unit(&s.assignments, p0) / hi0, unit(&s.assignments, p1) / hi1);
-                let var = s.noise_level.as_ref().and_then(|l| levels.get(l)).copied().unwrap_or(0.0);
+                let var = s.extras.noise_level.as_ref().and_then(|l| levels.get(l)).copied().unwrap_or(0.0);
                 let noise =
                     if var > 0.0 { Normal::new(0.0, var.sqrt()).map_or(0.0, |d| d.sample(&mut rng)) } else { 0.0 };
-                let cost = if self.cost_axis { s.expected_cost.unwrap_or(1.0) } else { 1.0 };
+                let cost = if self.cost_axis { s.extras.expected_cost.unwrap_or(1.0) } else { 1.0 };
                 spent.set(spent.get() + cost);
                 Outcome { assignments: s.assignments.clone(), value: self.truth[i] + noise, cost: Some(cost) }
             },
@@ -292,11 +292,11 @@ impl LseSetting<'_> {
         let mut per_level: BTreeMap<String, f64> = BTreeMap::new();
         for (t, s) in steps.iter().enumerate() {
             let i = grid_index(self.n, unit(&s.assignments, p0) / hi0, unit(&s.assignments, p1) / hi1);
-            let var = s.suggestion.noise_level.as_ref().and_then(|l| levels.get(l)).copied();
+            let var = s.suggestion.extras.noise_level.as_ref().and_then(|l| levels.get(l)).copied();
             gp.condition(&grid[2 * i..2 * i + 2], s.value, var)?;
             let c = s.cost.unwrap_or(1.0);
             cum += c;
-            if let Some(l) = &s.suggestion.noise_level {
+            if let Some(l) = &s.suggestion.extras.noise_level {
                 *per_level.entry(l.clone()).or_default() += c;
             }
             // F1 after every step early on, then every 5th (the posterior on 2500 points costs O(n²) each).

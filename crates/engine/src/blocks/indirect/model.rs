@@ -81,7 +81,7 @@ pub fn embedding(
 pub fn observations(d: &Dataset, ip: &IndirectProblem) -> Vec<(Region, f64, Option<f64>)> {
     (0..d.n())
         .filter_map(|i| {
-            let a = d.query[i].as_ref()?;
+            let a = d.extras[i].query.as_ref()?;
             let (region, node) = region_of(ip, a);
             let noise = d.noise_var[i].or_else(|| Some(ip.tree.as_ref()?.noise_std(node?.level).powi(2)));
             Some((region, d.y[i], noise))

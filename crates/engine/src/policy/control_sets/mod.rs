@@ -30,6 +30,7 @@ pub use ucb_cvs::UcbCvs;
 
 use crate::acquisition::{Acquisition, Expected, ExpectedUcb, ThompsonSample};
 use crate::blocks::control_sets::{ControlSets, RandomSamples};
+use crate::data::PointExtras;
 use crate::error::{FieldError, Result};
 use crate::gp::{Gp, PathwiseSample};
 use crate::kernel::KernelFamily;
@@ -339,8 +340,11 @@ impl<'a> Setting<'a> {
         Candidate {
             x: self.full_point(view, x),
             params: Some(set.params.clone()),
-            control_set: Some(view.set),
-            expected_cost: set.cost.or_else(|| self.cost_stats()[view.set].mean()),
+            extras: PointExtras {
+                control_set: Some(view.set),
+                expected_cost: set.cost.or_else(|| self.cost_stats()[view.set].mean()),
+                ..PointExtras::default()
+            },
             predicted: gp.map(|g| self.expected_posterior(g, view, x)),
             diagnostics: Diagnostics {
                 phase: Some(phase.into()),
@@ -349,7 +353,6 @@ impl<'a> Setting<'a> {
                 extra,
                 ..Default::default()
             },
-            ..Default::default()
         }
     }
 
@@ -357,7 +360,7 @@ impl<'a> Setting<'a> {
     pub fn cost_stats(&self) -> Vec<CostStats> {
         let data = self.ctx.data;
         let mut out = vec![CostStats::default(); self.cs.len()];
-        for (set, cost) in data.control_set.iter().zip(&data.cost) {
+        for (set, cost) in data.extras.iter().map(|e| &e.control_set).zip(&data.cost) {
             if let (Some(i), Some(c)) = (set, cost)
                 && let Some(s) = out.get_mut(*i)
             {

@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::blocks::indirect::cmes::{CmesVariant, TargetMaxSampler, cmes_value, sample_target_max};
 use crate::blocks::indirect::model::{IndirectModel, ModelCache, region_of};
 use crate::blocks::indirect::{ActiveSet, IndirectProblem, Node, Region};
-use crate::data::Dataset;
+use crate::data::{Dataset, PointExtras};
 use crate::error::{FieldError, Result};
 use crate::policy::design::initial_design_point;
 use crate::policy::plain::{GpAcquisition, GpBo};
@@ -179,10 +179,13 @@ fn query_candidate(ctx: &Context<'_>, ip: &IndirectProblem, a: Vec<f64>, phase: 
     Candidate {
         x: ctx.problem.space.centre(),
         params: Some(Vec::new()),
-        query: Some(a),
-        expected_cost: match (&ip.tree, &node) {
-            (Some(t), Some(n)) => Some(t.cost(n.level)),
-            _ => None,
+        extras: PointExtras {
+            query: Some(a),
+            expected_cost: match (&ip.tree, &node) {
+                (Some(t), Some(n)) => Some(t.cost(n.level)),
+                _ => None,
+            },
+            ..PointExtras::default()
         },
         diagnostics,
         ..Default::default()
@@ -287,7 +290,7 @@ impl IndirectPolicy {
         let da = ip.query_space.dim();
         let mut data = Dataset { d: da, ..Default::default() };
         for i in 0..ctx.data.n() {
-            let Some(a) = &ctx.data.query[i] else { continue };
+            let Some(a) = &ctx.data.extras[i].query else { continue };
             let (_, node) = region_of(ip, a);
             data.x.extend_from_slice(a);
             data.y.push(ctx.data.y[i]);
@@ -295,9 +298,7 @@ impl IndirectPolicy {
                 ctx.data.noise_var[i].or_else(|| Some(ip.tree.as_ref()?.noise_std(node.as_ref()?.level).powi(2))),
             );
             data.cost.push(ctx.data.cost[i]);
-            data.control_set.push(None);
-            data.noise_level.push(None);
-            data.query.push(None);
+            data.extras.push(PointExtras::default());
         }
         let pending: Vec<f64> = ctx.data.pending_query.iter().flatten().copied().collect();
         let sub = Context {
@@ -344,11 +345,11 @@ impl IndirectPolicy {
             index += 1;
         }
         let mut taken: Vec<Vec<f64>> = ctx.data.pending_query.clone();
-        taken.extend(out.iter().filter_map(|c| c.query.clone()));
+        taken.extend(out.iter().filter_map(|c| c.extras.query.clone()));
         let mut active = None;
         if tree_search && let Some(tree) = &ip.tree {
             let mut set = ActiveSet::new(tree);
-            let queried = ctx.data.query.iter().flatten().chain(&ctx.data.pending_query);
+            let queried = ctx.data.extras.iter().filter_map(|e| e.query.as_ref()).chain(&ctx.data.pending_query);
             for a in queried {
                 set.update(tree, &tree.locate(a));
             }

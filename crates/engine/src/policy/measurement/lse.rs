@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::truvar::sets::split_level_set;
 use crate::blocks::measurement::{self, level_set};
+use crate::data::PointExtras;
 use crate::error::{FieldError, Result};
 use crate::gp::Gp;
 use crate::policy::design::{default_initial_design, design_candidate, design_index, initial_design_point};
@@ -174,7 +175,7 @@ impl Policy for Lse {
         let gp = self.model(ctx, &mut st.model);
         while out.len() < count && (index < n_init || gp.is_none()) {
             let mut c = design_candidate(ctx, &initial_design_point(&dspace, index, ctx.study_seed), "initial_design");
-            c.noise_level = self.level;
+            c.extras.noise_level = self.level;
             out.push(c);
             index += 1;
         }
@@ -220,7 +221,7 @@ impl Policy for Lse {
             let x = domain[i * d..(i + 1) * d].to_vec();
             out.push(Candidate {
                 x: x.clone(),
-                noise_level: self.level,
+                extras: PointExtras { noise_level: self.level, ..PointExtras::default() },
                 predicted: Some((mean[i], sd[i])),
                 diagnostics: Diagnostics {
                     phase: Some("model".into()),

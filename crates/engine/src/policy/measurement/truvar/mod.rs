@@ -29,6 +29,7 @@ pub use lookahead::{Lookahead, PriorGram, truncated_reduction};
 use sets::{Epoch, Schedule, potential_maximizers, split_level_set};
 
 use crate::blocks::measurement::{self, level_set};
+use crate::data::PointExtras;
 use crate::error::{FieldError, Result};
 use crate::gp::Gp;
 use crate::policy::design::{default_initial_design, design_candidate, design_index, initial_design_point};
@@ -364,8 +365,7 @@ impl Truvar {
             extra.insert("variance_reduction".into(), json!(r));
             out.push(Candidate {
                 x: x.clone(),
-                noise_level: level,
-                expected_cost: Some(cost),
+                extras: PointExtras { noise_level: level, expected_cost: Some(cost), ..PointExtras::default() },
                 predicted: Some((mu, var.sqrt())),
                 diagnostics: Diagnostics {
                     phase: Some(phase.into()),
@@ -451,7 +451,7 @@ impl Policy for Truvar {
         let mut out = Vec::with_capacity(count);
         let design = |index: u64, phase: &str| {
             let mut c = design_candidate(ctx, &initial_design_point(&dspace, index, ctx.study_seed), phase);
-            c.noise_level = self.level;
+            c.extras.noise_level = self.level;
             c
         };
         while out.len() < count && index < n_init {
