@@ -289,7 +289,7 @@ pub fn fit_model(ctx: &Context<'_>, state: &mut ModelState, options: &ModelOptio
     }
     let (gp, warp) = match proposed {
         None => (gp::fit(&raw, &config, state.hypers.as_ref(), ctx.seed)?.0, None),
-        Some(w) => choose_warp(&raw, &warped_data(&w), w, &config, state.hypers.as_ref(), ctx.seed)?,
+        Some(w) => choose_warp(&raw, &warped_data(&w), w, &config, state.hypers.as_ref(), state.warped, ctx.seed)?,
     };
     state.hypers = Some(gp.hyperparameters().clone());
     state.fitted_at = n;
@@ -302,20 +302,29 @@ pub fn fit_model(ctx: &Context<'_>, state: &mut ModelState, options: &ModelOptio
 /// Gaussian processes"), both taken back through their output standardisation (`− n ln scale`). The warp's own test
 /// ([`gp::OutputWarp::fit`]) looks at the values alone; this one also asks whether the GP explains them better
 /// warped (a quadratic bowl with a few large values is smooth as it is and rugged once its tail is compressed).
+///
+/// Cost: the model the previous refit chose (`warped_before`; the warped one at the first choice) gets the full
+/// multi-start fit; the other is fitted from that fit's optimum alone (one quasi-Newton run, no other starts), so a
+/// refit costs about one start more than without the choice, not twice as much.
 fn choose_warp(
     raw: &gp::Data,
     warped: &gp::Data,
     warp: gp::OutputWarp,
     config: &GpConfig,
     warm: Option<&gp::Hyperparameters>,
+    warped_before: Option<bool>,
     seed: u64,
 ) -> Result<(Gp, Option<gp::OutputWarp>)> {
     let evidence = |gp: &Gp| gp.log_marginal_likelihood() - gp.n() as f64 * gp.standardizer().scale.ln();
-    let (plain, _) = gp::fit(raw, config, warm, seed)?;
-    let Ok((with_warp, _)) = gp::fit(warped, config, warm, seed) else {
-        return Ok((plain, None));
-    };
     let jacobian: f64 = raw.y.iter().map(|&y| warp.derivative(y).ln()).sum();
+    let first_warped = warped_before.unwrap_or(true);
+    let (first_data, second_data) = if first_warped { (warped, raw) } else { (raw, warped) };
+    let (first, _) = gp::fit(first_data, config, warm, seed)?;
+    let single = GpConfig { restarts: 0, default_start: false, ..config.clone() };
+    let Ok((second, _)) = gp::fit(second_data, &single, Some(first.hyperparameters()), seed) else {
+        return Ok((first, first_warped.then_some(warp)));
+    };
+    let (with_warp, plain) = if first_warped { (first, second) } else { (second, first) };
     if evidence(&with_warp) + jacobian > evidence(&plain) { Ok((with_warp, Some(warp))) } else { Ok((plain, None)) }
 }
 
@@ -437,7 +446,7 @@ mod tests {
         let mut warped = raw.clone();
         warp.warp_data(&mut warped);
         let config = model_config(2, &ModelOptions::default());
-        choose_warp(raw, &warped, warp, &config, None, 3).expect("both fits succeed").1
+        choose_warp(raw, &warped, warp, &config, None, None, 3).expect("both fits succeed").1
     }
 
     #[test]
