@@ -31,4 +31,5 @@ after = [medians(p) for p in args.after]
 for key in sorted(before[0]):
     b = statistics.median(x[key] for x in before)
     a = statistics.median(x[key] for x in after)
-    print(f"| {key[0]} | {key[1]} | {b:.1f} | {a:.1f} | {a / b:.2f} |")
+    ratio = f"{a / b:.2f}" if b > 0 else "–"  # below the timer's resolution
+    print(f"| {key[0]} | {key[1]} | {b:.1f} | {a:.1f} | {ratio} |")
