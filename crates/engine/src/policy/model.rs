@@ -277,8 +277,11 @@ pub fn fit_model(ctx: &Context<'_>, state: &mut ModelState, options: &ModelOptio
         && !refit_due(n, state.fitted_at, options.refit_every)
     {
         let warp = proposed.filter(|_| state.warped.unwrap_or(true));
-        let data = warp.as_ref().map_or_else(|| raw.clone(), warped_data);
-        if let Ok(gp) = Gp::new(&data, &config, h) {
+        let fitted = match &warp {
+            Some(w) => Gp::new(&warped_data(w), &config, h),
+            None => Gp::new(&raw, &config, h),
+        };
+        if let Ok(gp) = fitted {
             return Ok(Some(FittedModel { gp, refit: false, millis: started.elapsed().as_secs_f64() * 1e3, warp }));
         }
     }
