@@ -271,7 +271,7 @@ fn number(cell: &str) -> Result<Value, String> {
 
 /// The JSON batch's field name of an item, as the CSV's: `observations[i].assignments.x` → `rows[i].x`,
 /// `observations[i].value` → `rows[i].value`, `observations` → `rows`.
-pub fn csv_field(field: &str) -> String {
+pub fn csv_error_field(field: &str) -> String {
     let Some(rest) = field.strip_prefix("observations") else { return field.to_string() };
     let Some((index, tail)) = rest.strip_prefix('[').and_then(|r| r.split_once(']')) else {
         return format!("rows{rest}");
@@ -397,12 +397,12 @@ mod tests {
 
     #[test]
     fn json_batch_fields_become_row_and_column() {
-        assert_eq!(csv_field("observations[3].assignments.x1"), "rows[3].x1");
-        assert_eq!(csv_field("observations[3].assignments.a.b"), "rows[3].a.b");
-        assert_eq!(csv_field("observations[0].value"), "rows[0].value");
-        assert_eq!(csv_field("observations[2].metadata.k"), "rows[2].metadata");
-        assert_eq!(csv_field("observations[2].assignments"), "rows[2]");
-        assert_eq!(csv_field("observations"), "rows");
-        assert_eq!(csv_field("body"), "body");
+        assert_eq!(csv_error_field("observations[3].assignments.x1"), "rows[3].x1");
+        assert_eq!(csv_error_field("observations[3].assignments.a.b"), "rows[3].a.b");
+        assert_eq!(csv_error_field("observations[0].value"), "rows[0].value");
+        assert_eq!(csv_error_field("observations[2].metadata.k"), "rows[2].metadata");
+        assert_eq!(csv_error_field("observations[2].assignments"), "rows[2]");
+        assert_eq!(csv_error_field("observations"), "rows");
+        assert_eq!(csv_error_field("body"), "body");
     }
 }

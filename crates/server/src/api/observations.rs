@@ -108,7 +108,7 @@ pub async fn create_observation_batch(
             let parse = |engine: &engine::Study| csv_import::parse(&raw, &engine.spec().parameters);
             match service::tell::tell_batch(&state, study_id, parse, idem).await {
                 Ok(written) => Ok(written.into_response()),
-                Err(e) => Err(e.rename_fields(csv_import::csv_field)),
+                Err(e) => Err(e.rename_fields(csv_import::csv_error_field)),
             }
         }
     }
@@ -178,22 +178,22 @@ pub async fn list_observations(
 }
 
 /// Quotes a CSV field when needed (RFC 4180).
-fn csv_field(s: &str) -> String {
+fn csv_quote(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
 
 fn cell(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => csv_field(s),
-        Some(other) => csv_field(&other.to_string()),
+        Some(Value::String(s)) => csv_quote(s),
+        Some(other) => csv_quote(&other.to_string()),
     }
 }
 
 fn to_csv(names: &[String], rows: &[ObservationRow]) -> String {
     let mut out = String::from("id,seq,suggestion_id,created_at,");
     for n in names {
-        out.push_str(&csv_field(n));
+        out.push_str(&csv_quote(n));
         out.push(',');
     }
     out.push_str("value,value_stddev,cost,failed,control_set,noise_level,metadata\n");
@@ -216,8 +216,8 @@ fn to_csv(names: &[String], rows: &[ObservationRow]) -> String {
             num(r.value_stddev),
             num(r.cost),
             r.failed,
-            r.extra.control_set.as_deref().map(csv_field).unwrap_or_default(),
-            r.extra.noise_level.as_deref().map(csv_field).unwrap_or_default(),
+            r.extra.control_set.as_deref().map(csv_quote).unwrap_or_default(),
+            r.extra.noise_level.as_deref().map(csv_quote).unwrap_or_default(),
             cell(r.metadata.as_ref())
         ));
     }
@@ -255,9 +255,9 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn csv_fields_with_commas_and_quotes_are_quoted() {
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    fn csv_values_with_commas_and_quotes_are_quoted() {
+        assert_eq!(csv_quote("a,b"), "\"a,b\"");
+        assert_eq!(csv_quote("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(cell(Some(&json!(1.5))), "1.5");
     }
 }
