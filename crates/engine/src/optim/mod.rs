@@ -56,9 +56,10 @@ pub fn maximize(acq: &dyn Acquisition, space: &Space, config: &OptimConfig, seed
     };
     let mut run: Vec<Vec<f64>> = starts.iter().filter(|s| s.len() == d).cloned().collect();
     run.extend(order.iter().take(config.restarts).map(|&i| raw[i * d..(i + 1) * d].to_vec()));
+    let (lower, upper) = (vec![0.0; d], vec![1.0; d]);
     for mut x in run {
         space.snap(&mut x);
-        let (value, evals) = local_search(acq, space, &kinds, &mut x, config.max_iter);
+        let (value, evals) = local_search(acq, space, &kinds, &mut x, (&lower, &upper), config.max_iter);
         evaluations += evals;
         if value > best.value || !best.value.is_finite() {
             best = Optimum { x, value, evaluations: 0 };
@@ -68,13 +69,45 @@ pub fn maximize(acq: &dyn Acquisition, space: &Space, config: &OptimConfig, seed
     best
 }
 
-/// L-BFGS on the continuous (and relaxed integer) coordinates, then snapping and a discrete neighbour search,
-/// repeated while the discrete search improves.
+/// The best local maximum of `acq` near `starts`: from each start, the local search of [`maximize`] confined to the
+/// box `start ± half_width` (per encoded dimension, within the unit cube; discrete neighbours outside it are not
+/// visited). No raw samples: this polishes given points, it does not search the space.
+pub fn maximize_near(
+    acq: &dyn Acquisition,
+    space: &Space,
+    starts: &[Vec<f64>],
+    half_width: &[f64],
+    max_iter: usize,
+) -> Optimum {
+    let d = space.dim();
+    debug_assert_eq!(d, acq.dim());
+    debug_assert_eq!(d, half_width.len());
+    let kinds = space.dim_kinds();
+    let mut best = Optimum { x: space.centre(), value: f64::NEG_INFINITY, evaluations: 0 };
+    let mut evaluations = 0;
+    for start in starts.iter().filter(|s| s.len() == d) {
+        let mut x = start.clone();
+        space.snap(&mut x);
+        let lower: Vec<f64> = x.iter().zip(half_width).map(|(v, h)| (v - h).max(0.0)).collect();
+        let upper: Vec<f64> = x.iter().zip(half_width).map(|(v, h)| (v + h).min(1.0)).collect();
+        let (value, evals) = local_search(acq, space, &kinds, &mut x, (&lower, &upper), max_iter);
+        evaluations += evals;
+        if value > best.value || !best.value.is_finite() {
+            best = Optimum { x, value, evaluations: 0 };
+        }
+    }
+    best.evaluations = evaluations;
+    best
+}
+
+/// L-BFGS on the continuous (and relaxed integer) coordinates within `bounds` (lower, upper), then snapping and a
+/// discrete neighbour search (neighbours within the bounds), repeated while the discrete search improves.
 fn local_search(
     acq: &dyn Acquisition,
     space: &Space,
     kinds: &[DimKind],
     x: &mut Vec<f64>,
+    bounds: (&[f64], &[f64]),
     max_iter: usize,
 ) -> (f64, usize) {
     let d = x.len();
@@ -84,8 +117,8 @@ fn local_search(
     for _round in 0..8 {
         let free: Vec<bool> = kinds.iter().map(|k| !matches!(k, DimKind::OneHot { .. })).collect();
         if free.iter().any(|f| *f) {
-            let lower: Vec<f64> = (0..d).map(|j| if free[j] { 0.0 } else { x[j] }).collect();
-            let upper: Vec<f64> = (0..d).map(|j| if free[j] { 1.0 } else { x[j] }).collect();
+            let lower: Vec<f64> = (0..d).map(|j| if free[j] { bounds.0[j].min(x[j]) } else { x[j] }).collect();
+            let upper: Vec<f64> = (0..d).map(|j| if free[j] { bounds.1[j].max(x[j]) } else { x[j] }).collect();
             let cfg = crate::quasi_newton::Config { max_iter, pgtol: 1e-9, ftol: 1e-13, ..Default::default() };
             let m = crate::quasi_newton::minimize(
                 |p, g| {
@@ -107,7 +140,8 @@ fn local_search(
         if !has_discrete {
             break;
         }
-        let neighbours = space.discrete_neighbours(x);
+        let inside = |n: &[f64]| n.iter().zip(bounds.0.iter().zip(bounds.1)).all(|(v, (l, u))| *v >= *l && *v <= *u);
+        let neighbours: Vec<Vec<f64>> = space.discrete_neighbours(x).into_iter().filter(|n| inside(n)).collect();
         if neighbours.is_empty() {
             break;
         }
@@ -148,5 +182,66 @@ pub fn maximize_over(acq: &dyn Acquisition, rows: &[f64]) -> Optimum {
         None => {
             Optimum { x: rows[..d.min(rows.len())].to_vec(), value: f64::NEG_INFINITY, evaluations: rows.len() / d }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::space::{Assignments, ParameterSpec};
+
+    /// `Σ w_j x_j`: increases towards the corner of the cube where `w_j > 0`.
+    struct Linear(Vec<f64>);
+
+    impl Acquisition for Linear {
+        fn dim(&self) -> usize {
+            self.0.len()
+        }
+        fn value(&self, x: &[f64]) -> f64 {
+            x.iter().zip(&self.0).map(|(a, w)| a * w).sum()
+        }
+        fn value_and_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+            grad.copy_from_slice(&self.0);
+            self.value(x)
+        }
+    }
+
+    fn space(parameters: serde_json::Value) -> Space {
+        let specs: Vec<ParameterSpec> = serde_json::from_value(parameters).expect("specs parse");
+        Space::new(&specs).expect("specs validate")
+    }
+
+    #[test]
+    fn maximize_near_stops_at_the_box_around_each_start_and_keeps_the_best() {
+        let s = space(serde_json::json!([
+            {"name": "a", "type": "float", "low": 0, "high": 1},
+            {"name": "b", "type": "float", "low": 0, "high": 1}
+        ]));
+        let acq = Linear(vec![1.0, 2.0]);
+        let starts = vec![vec![0.5, 0.5], vec![0.2, 0.9], vec![0.95, 0.1]];
+        let opt = maximize_near(&acq, &s, &starts, &[0.1, 0.05], 100);
+        // From (0.2, 0.9) the box corner (0.3, 0.95) scores 2.2, more than (0.6, 0.55) and (1.0, 0.15).
+        assert!((opt.x[0] - 0.3).abs() < 1e-9 && (opt.x[1] - 0.95).abs() < 1e-9, "{:?}", opt.x);
+        assert!((opt.value - 2.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn maximize_near_leaves_discrete_values_outside_the_box_alone() {
+        let s = space(serde_json::json!([
+            {"name": "n", "type": "int", "low": 0, "high": 10},
+            {"name": "c", "type": "categorical", "choices": ["p", "q"]}
+        ]));
+        let d = s.dim();
+        let mut start = s.encode(&serde_json::from_value(serde_json::json!({"n": 5, "c": "p"})).unwrap(), "s").unwrap();
+        s.snap(&mut start);
+        // Increasing in n and larger for "q" than for "p": the unconstrained search moves n up and switches c.
+        let acq = Linear((0..d).map(|j| 1.0 + j as f64).collect());
+        let narrow = maximize_near(&acq, &s, std::slice::from_ref(&start), &vec![0.01; d], 100);
+        assert_eq!(s.decode(&narrow.x), s.decode(&start));
+        let wide = maximize_near(&acq, &s, std::slice::from_ref(&start), &vec![1.0; d], 100);
+        assert_eq!(
+            s.decode(&wide.x),
+            serde_json::from_value::<Assignments>(serde_json::json!({"n": 10, "c": "q"})).unwrap()
+        );
     }
 }

@@ -8,6 +8,7 @@
 //! - [`contexts`]: context parameters and the seed-002 policies (issue 5);
 //! - [`control_sets`]: control-set studies (seed 000): validation, `bocvs` behaviour, baselines;
 //! - [`golden`]: the behaviour lock: every algorithm's suggestions, recommendation and predictions, bitwise;
+//! - [`recommendation`]: `best`'s recommended point stays next to an observed one;
 //! - [`options`]: invalid algorithm options named exactly in every family; `best`/`predict` use the policy's model.
 
 mod batches;
@@ -20,6 +21,7 @@ mod hyper_elim;
 mod indirect;
 mod options;
 mod properties;
+mod recommendation;
 mod reference;
 mod robustness;
 mod seed003;
