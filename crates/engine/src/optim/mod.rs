@@ -40,10 +40,27 @@ pub struct Optimum {
 /// points (e.g. the incumbents), always run.
 pub fn maximize(acq: &dyn Acquisition, space: &Space, config: &OptimConfig, seed: u64, starts: &[Vec<f64>]) -> Optimum {
     let d = space.dim();
+    maximize_in_box(acq, space, config, seed, starts, (&vec![0.0; d], &vec![1.0; d]))
+}
+
+/// [`maximize`] within the box `bounds` (lower, upper) of the encoded unit cube: raw samples are drawn in the box,
+/// `starts` outside it (beyond 1e-9) are skipped. Snapping a discrete coordinate to its grid may leave a point just outside.
+pub fn maximize_in_box(
+    acq: &dyn Acquisition,
+    space: &Space,
+    config: &OptimConfig,
+    seed: u64,
+    starts: &[Vec<f64>],
+    bounds: (&[f64], &[f64]),
+) -> Optimum {
+    let d = space.dim();
     debug_assert_eq!(d, acq.dim());
     let kinds = space.dim_kinds();
     let mut raw = Sobol::scrambled(d, seed).take(config.raw_samples.max(1));
     for row in raw.chunks_exact_mut(d.max(1)) {
+        for (v, (l, u)) in row.iter_mut().zip(bounds.0.iter().zip(bounds.1)) {
+            *v = l + *v * (u - l);
+        }
         space.snap(row);
     }
     let values = acq.values(&raw);
@@ -54,12 +71,13 @@ pub fn maximize(acq: &dyn Acquisition, space: &Space, config: &OptimConfig, seed
         Some(&i) => Optimum { x: raw[i * d..(i + 1) * d].to_vec(), value: values[i], evaluations: 0 },
         None => Optimum { x: space.centre(), value: f64::NEG_INFINITY, evaluations: 0 },
     };
-    let mut run: Vec<Vec<f64>> = starts.iter().filter(|s| s.len() == d).cloned().collect();
+    let inside =
+        |s: &&Vec<f64>| s.iter().zip(bounds.0.iter().zip(bounds.1)).all(|(v, (l, u))| *v >= l - 1e-9 && *v <= u + 1e-9);
+    let mut run: Vec<Vec<f64>> = starts.iter().filter(|s| s.len() == d).filter(inside).cloned().collect();
     run.extend(order.iter().take(config.restarts).map(|&i| raw[i * d..(i + 1) * d].to_vec()));
-    let (lower, upper) = (vec![0.0; d], vec![1.0; d]);
     for mut x in run {
         space.snap(&mut x);
-        let (value, evals) = local_search(acq, space, &kinds, &mut x, (&lower, &upper), config.max_iter);
+        let (value, evals) = local_search(acq, space, &kinds, &mut x, bounds, config.max_iter);
         evaluations += evals;
         if value > best.value || !best.value.is_finite() {
             best = Optimum { x, value, evaluations: 0 };

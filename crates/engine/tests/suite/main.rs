@@ -8,6 +8,7 @@
 //! - [`contexts`]: context parameters and the seed-002 policies (issue 5);
 //! - [`control_sets`]: control-set studies (seed 000): validation, `bocvs` behaviour, baselines;
 //! - [`golden`]: the behaviour lock: every algorithm's suggestions, recommendation and predictions, bitwise;
+//! - [`local_steps`]: `gp-ei`'s local steps stay in their box around the incumbent, on the stated cycle;
 //! - [`recommendation`]: `best`'s recommended point stays next to an observed one;
 //! - [`options`]: invalid algorithm options named exactly in every family; `best`/`predict` use the policy's model.
 
@@ -19,6 +20,7 @@ mod golden;
 mod gradients;
 mod hyper_elim;
 mod indirect;
+mod local_steps;
 mod options;
 mod properties;
 mod recommendation;

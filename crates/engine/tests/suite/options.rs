@@ -40,6 +40,9 @@ fn invalid_options_are_named_exactly() {
         (json!({"fixed": {"lengthscales": [0.1, 0.2, 0.3]}}), "algorithm.options.fixed.lengthscales"),
         (json!({"fit_restarts": 100}), "algorithm.options.fit_restarts"),
         (json!({"refit_every": 0}), "algorithm.options.refit_every"),
+        (json!({"local_cycle": 0}), "algorithm.options.local_cycle"),
+        (json!({"local_radius": 0}), "algorithm.options.local_radius"),
+        (json!({"local_radius": 5}), "algorithm.options.local_radius"),
     ] {
         assert_eq!(fields("gp-ucb", options.clone(), none.clone()), [field], "{options}");
     }

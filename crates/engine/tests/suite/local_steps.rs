@@ -1,0 +1,105 @@
+//! Local steps of `gp-ei` (issue 20): after the initial design, of every `LOCAL_CYCLE` model-based points the first
+//! is global and the others lie within `LOCAL_RADIUS · min(ℓ_j, 0.5)` of the incumbent in every dimension, with ℓ
+//! the lengthscales the suggestion reports; `local_cycle: 1` turns them off. Sequentially and in batches.
+
+use engine::data::{History, ObservationRecord};
+use engine::policy::{LOCAL_CYCLE, LOCAL_RADIUS};
+use engine::study::Suggestion;
+use engine::{PolicyState, Study, StudySpec, SuggestRequest};
+use serde_json::{Value, json};
+
+/// A smooth bowl on [0, 10] × [-1, 1] (the unit-cube optimum at (0.3, 0.7)).
+fn bowl(u: [f64; 2]) -> f64 {
+    (u[0] - 0.3).powi(2) + 2.0 * (u[1] - 0.7).powi(2) + 0.1 * (3.0 * u[0]).sin()
+}
+
+fn unit(s: &Suggestion) -> [f64; 2] {
+    [s.assignments["x"].as_f64().unwrap() / 10.0, (s.assignments["y"].as_f64().unwrap() + 1.0) / 2.0]
+}
+
+fn lengthscales(s: &Suggestion) -> Vec<f64> {
+    let h = s.diagnostics.hyperparameters.as_ref().expect("model suggestions report their hyperparameters");
+    h["components"][0]["lengthscales"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect()
+}
+
+fn study(options: Value, seed: u64) -> Study {
+    let spec: StudySpec = serde_json::from_value(json!({
+        "parameters": [{"name": "x", "type": "float", "low": 0, "high": 10},
+                       {"name": "y", "type": "float", "low": -1, "high": 1}],
+        "objective": {"goal": "minimize"},
+        "algorithm": {"name": "gp-ei", "options": options},
+        "seed": seed,
+    }))
+    .unwrap();
+    Study::new(spec).unwrap()
+}
+
+/// Runs `calls` suggest calls of `count` points, observing each batch; returns every model-based suggestion with
+/// the best observed point (unit cube) at the time it was made.
+fn run(study: &Study, count: usize, calls: usize) -> Vec<(Suggestion, [f64; 2])> {
+    let (mut history, mut state, mut out) = (History::default(), PolicyState::default(), Vec::new());
+    let mut best: Option<([f64; 2], f64)> = None;
+    for _ in 0..calls {
+        let r = study.suggest(&history, &state, &SuggestRequest { count, context: None }).unwrap();
+        state = r.state;
+        for s in r.suggestions {
+            let u = unit(&s);
+            if s.diagnostics.phase.as_deref() == Some("model") {
+                out.push((s.clone(), best.expect("the model follows observations").0));
+            }
+            history.observations.push(ObservationRecord {
+                assignments: s.assignments.clone(),
+                value: Some(bowl(u)),
+                ..Default::default()
+            });
+        }
+        // Observed after the whole batch, as a lab would.
+        for o in &history.observations {
+            let u = [o.assignments["x"].as_f64().unwrap() / 10.0, (o.assignments["y"].as_f64().unwrap() + 1.0) / 2.0];
+            let v = o.value.unwrap();
+            if best.is_none_or(|(_, b)| v < b) {
+                best = Some((u, v));
+            }
+        }
+    }
+    out
+}
+
+fn search(s: &Suggestion) -> &str {
+    s.diagnostics.extra.get("search").and_then(Value::as_str).expect("plain GP suggestions report their search")
+}
+
+#[test]
+fn local_steps_stay_in_their_box_on_the_stated_cycle() {
+    for count in [1, 4] {
+        for seed in 0..3 {
+            let model = run(&study(json!({}), seed), count, 28 / count);
+            assert!(model.len() >= 2 * LOCAL_CYCLE, "count {count} seed {seed}: {} model points", model.len());
+            for (i, (s, incumbent)) in model.iter().enumerate() {
+                let expected = if i.is_multiple_of(LOCAL_CYCLE) { "global" } else { "local" };
+                assert_eq!(search(s), expected, "count {count} seed {seed}: model point {i}");
+                if expected == "global" {
+                    continue;
+                }
+                // On this noiseless bowl the observation of largest posterior mean is the best observed one.
+                let u = unit(s);
+                for (j, l) in lengthscales(s).iter().enumerate() {
+                    let half = LOCAL_RADIUS * l.min(0.5);
+                    assert!(
+                        (u[j] - incumbent[j]).abs() <= half * (1.0 + 1e-9),
+                        "count {count} seed {seed}: local point {i} {u:?} is {} from the incumbent {incumbent:?} in \
+                         dimension {j}, beyond {half}",
+                        (u[j] - incumbent[j]).abs()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn local_cycle_one_makes_every_step_global() {
+    let model = run(&study(json!({"local_cycle": 1}), 0), 1, 20);
+    assert!(model.len() >= 8);
+    assert!(model.iter().all(|(s, _)| search(s) == "global"));
+}
