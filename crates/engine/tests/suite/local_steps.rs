@@ -1,9 +1,10 @@
 //! Local steps of `gp-ei` (issue 20): after the initial design, of every `LOCAL_CYCLE` model-based points the first
-//! is global and the others lie within `LOCAL_RADIUS · min(ℓ_j, 0.5)` of the incumbent in every dimension, with ℓ
-//! the lengthscales the suggestion reports; `local_cycle: 1` turns them off. Sequentially and in batches.
+//! is global and the others, unless their box is exhausted, local: within `LOCAL_RADIUS · min(ℓ_j, 0.5)` of the
+//! incumbent in every dimension (ℓ the lengthscales the suggestion reports) with an expected improvement of at least
+//! `LOCAL_MIN_EI`; `local_cycle: 1` turns them off. Sequentially and in batches.
 
 use engine::data::{History, ObservationRecord};
-use engine::policy::{LOCAL_CYCLE, LOCAL_RADIUS};
+use engine::policy::{LOCAL_CYCLE, LOCAL_MIN_EI, LOCAL_RADIUS};
 use engine::study::Suggestion;
 use engine::{PolicyState, Study, StudySpec, SuggestRequest};
 use serde_json::{Value, json};
@@ -71,16 +72,22 @@ fn search(s: &Suggestion) -> &str {
 
 #[test]
 fn local_steps_stay_in_their_box_on_the_stated_cycle() {
+    let mut total_locals = 0;
     for count in [1, 4] {
         for seed in 0..3 {
             let model = run(&study(json!({}), seed), count, 28 / count);
             assert!(model.len() >= 2 * LOCAL_CYCLE, "count {count} seed {seed}: {} model points", model.len());
+            let mut locals = 0;
             for (i, (s, incumbent)) in model.iter().enumerate() {
-                let expected = if i.is_multiple_of(LOCAL_CYCLE) { "global" } else { "local" };
-                assert_eq!(search(s), expected, "count {count} seed {seed}: model point {i}");
-                if expected == "global" {
+                // Every LOCAL_CYCLE-th point is global; the others are local unless their box is exhausted.
+                if i.is_multiple_of(LOCAL_CYCLE) || search(s) == "global" {
+                    assert_eq!(search(s), "global", "count {count} seed {seed}: model point {i}");
                     continue;
                 }
+                assert_eq!(search(s), "local");
+                locals += 1;
+                let log_ei = s.diagnostics.acquisition_value.expect("LogEI value");
+                assert!(log_ei >= LOCAL_MIN_EI.ln(), "count {count} seed {seed}: local point {i} has ln EI {log_ei}");
                 // On this noiseless bowl the observation of largest posterior mean is the best observed one.
                 let u = unit(s);
                 for (j, l) in lengthscales(s).iter().enumerate() {
@@ -93,8 +100,12 @@ fn local_steps_stay_in_their_box_on_the_stated_cycle() {
                     );
                 }
             }
+            // Local steps happen until the bowl's minimum is found (then the box is exhausted).
+            assert!(locals >= 1, "count {count} seed {seed}: no local step");
+            total_locals += locals;
         }
     }
+    assert!(total_locals >= 12, "{total_locals} local steps over six runs");
 }
 
 #[test]
