@@ -10,13 +10,13 @@
 //! whole space and the others only within a box around the observation of largest posterior mean, of half-width
 //! `local_radius · min(ℓ_j, 0.5)` ([`LOCAL_RADIUS`] = 0.25) per decision dimension (one-hot blocks free). This is a
 //! fixed-size form of the trust regions of TuRBO (Eriksson et al. 2019), sized by the fitted lengthscales rather
-//! than by success counters, and interleaved with global steps instead of restarts. A local step of LogEI whose
-//! best expected improvement in the box is below [`LOCAL_MIN_EI`] (10⁻³ standardised units) is taken globally:
-//! once the incumbent's neighbourhood is exhausted (a local optimum found), exploring pays more. Global LogEI alone under-refines
-//! the incumbent on ill-conditioned and higher-dimensional problems; the interleaving won 5 and lost none of the 26
-//! problems of `bench robust` sequentially, and made q = 4 batches no worse than sequential use on more problems
-//! (`docs/bench/robust.md`, "Local steps"). Not used with context parameters or a finite `candidates` set, where it
-//! was not measured.
+//! than by success counters, and interleaved with global steps instead of restarts. When LogEI expects less than
+//! [`LOCAL_MIN_EI`] (10⁻³ standardised units) in the box at a call's first local step, the incumbent's
+//! neighbourhood is exhausted (a local optimum found) and the call's local steps are taken globally; later local
+//! steps of a batch are not tested, as the batch's own fantasies lower their EI. Global LogEI alone under-refines the
+//! incumbent on ill-conditioned and higher-dimensional problems (`docs/bench/robust.md`, "Local steps": the
+//! whole-table ablation, sequential and in batches). Not used with context parameters or a finite `candidates` set,
+//! where it was not measured.
 //!
 //! **Open points.** Pending points (suggested, not yet observed) and failed runs enter as kriging-believer
 //! fantasies (Ginsbourger, Le Riche & Carraro 2010): their posterior mean is observed, and the incumbent of EI/PI
@@ -211,6 +211,8 @@ impl GpBo {
         let centre: Option<Vec<f64>> = (cdims.is_empty() && finite.is_none() && ctx.data.n() > 0)
             .then(|| ddims.iter().map(|&j| ctx.data.row(best_row)[j]).collect());
         let mut out = Vec::with_capacity(count);
+        // Whether the local box was found exhausted at this call's first local step (see below).
+        let mut exhausted: Option<bool> = None;
         for k in 0..count {
             let started = Instant::now();
             let local_box = centre.as_ref().and_then(|c| self.local_box(first_index + k, c, &scales, &dspace));
@@ -230,14 +232,18 @@ impl GpBo {
                     &expected
                 };
                 // A local step keeps the full separation; when its box has no admissible point left (open points
-                // fill it), or LogEI expects less than LOCAL_MIN_EI there (the box is exhausted), the step is
-                // global instead.
-                let local = local_box.as_ref().and_then(|(lower, upper)| {
+                // fill it), the step is global instead. So are all local steps of this call when LogEI expects less
+                // than LOCAL_MIN_EI in the box at the call's first one (the box is exhausted); later ones are not
+                // tested, as this batch's own fantasies lower their EI.
+                let local = local_box.as_ref().filter(|_| exhausted != Some(true)).and_then(|(lower, upper)| {
                     let radius: Vec<f64> = scales.iter().map(|s| SEPARATION * s).collect();
                     let excluding = Excluding { inner, excluded: &taken, radius: &radius };
                     let opt = maximize_in_box(&excluding, &dspace, &self.optim_config(), seed, &starts, (lower, upper));
-                    let floor = if self.acquisition == GpAcquisition::LogEi { LOCAL_MIN_EI.ln() } else { f64::MIN };
-                    (opt.value > f64::NEG_INFINITY && opt.value >= floor).then_some(opt)
+                    if exhausted.is_none() {
+                        let floor = if self.acquisition == GpAcquisition::LogEi { LOCAL_MIN_EI.ln() } else { f64::MIN };
+                        exhausted = Some(opt.value < floor);
+                    }
+                    (opt.value > f64::NEG_INFINITY && exhausted == Some(false)).then_some(opt)
                 });
                 let is_local = local.is_some();
                 let opt = local.unwrap_or_else(|| {
@@ -359,8 +365,8 @@ pub const LOCAL_CYCLE: usize = 4;
 /// Half-width of the local box in units of the capped lengthscales `min(ℓ_j, 0.5)`.
 pub const LOCAL_RADIUS: f64 = 0.25;
 
-/// A local step of LogEI whose best expected improvement in its box is below this (standardised units of the
-/// model's possibly warped outputs) is taken globally instead: the incumbent's neighbourhood is exhausted.
+/// When LogEI's best expected improvement in the box at a call's first local step is below this (standardised units
+/// of the model's possibly warped outputs), the neighbourhood is exhausted and the call's local steps are global.
 pub const LOCAL_MIN_EI: f64 = 1e-3;
 
 /// Minimum distance between open points in lengthscale units (ρ; see the module docs).
