@@ -71,9 +71,7 @@ pub fn maximize_in_box(
         Some(&i) => Optimum { x: raw[i * d..(i + 1) * d].to_vec(), value: values[i], evaluations: 0 },
         None => Optimum { x: space.centre(), value: f64::NEG_INFINITY, evaluations: 0 },
     };
-    let inside =
-        |s: &&Vec<f64>| s.iter().zip(bounds.0.iter().zip(bounds.1)).all(|(v, (l, u))| *v >= l - 1e-9 && *v <= u + 1e-9);
-    let mut run: Vec<Vec<f64>> = starts.iter().filter(|s| s.len() == d).filter(inside).cloned().collect();
+    let mut run: Vec<Vec<f64>> = starts.iter().filter(|s| s.len() == d && within(s, bounds, 1e-9)).cloned().collect();
     run.extend(order.iter().take(config.restarts).map(|&i| raw[i * d..(i + 1) * d].to_vec()));
     for mut x in run {
         space.snap(&mut x);
@@ -158,8 +156,8 @@ fn local_search(
         if !has_discrete {
             break;
         }
-        let inside = |n: &[f64]| n.iter().zip(bounds.0.iter().zip(bounds.1)).all(|(v, (l, u))| *v >= *l && *v <= *u);
-        let neighbours: Vec<Vec<f64>> = space.discrete_neighbours(x).into_iter().filter(|n| inside(n)).collect();
+        let neighbours: Vec<Vec<f64>> =
+            space.discrete_neighbours(x).into_iter().filter(|n| within(n, bounds, 0.0)).collect();
         if neighbours.is_empty() {
             break;
         }
@@ -175,6 +173,11 @@ fn local_search(
         }
     }
     (value, evaluations)
+}
+
+/// Whether `x` lies in the box `bounds` (lower, upper), widened by `tol` on every side.
+fn within(x: &[f64], bounds: (&[f64], &[f64]), tol: f64) -> bool {
+    x.iter().zip(bounds.0.iter().zip(bounds.1)).all(|(v, (l, u))| *v >= l - tol && *v <= u + tol)
 }
 
 /// Index and value of the best of `m` row-major candidates, scored in batches of 512.
