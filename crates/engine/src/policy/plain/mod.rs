@@ -25,9 +25,10 @@
 //! UCB or a flat EI surface propose a point right next to an open one, so every new point also keeps out of a
 //! ball around each open point (pending, or earlier in the batch): in the lengthscale-scaled metric
 //! `‖(x − p) ⊘ ℓ̃‖ ≥ ρ` with `ρ =` [`SEPARATION`] and `ℓ̃_j = min(ℓ_j,` [`SEPARATION_LENGTHSCALE_CAP`]`)` the fitted
-//! ARD lengthscales, so in the unit cube open points are at least `ρ · min(ℓ_min, cap)` apart. Where that leaves
-//! no admissible point (a large batch in a small or discrete space), ρ is halved until one exists, down to exact
-//! duplicates only.
+//! ARD lengthscales, so in the unit cube open points are at least `ρ · min(ℓ_min, cap)` apart. The local steps of
+//! one call share a box of half-width `local_radius · ℓ̃` and keep the box-scaled `ρ · min(local_radius, 1)` from
+//! each other (the full ρ from every other open point). Where that leaves no admissible point (a large batch in a
+//! small or discrete space), ρ is halved until one exists, down to exact duplicates only.
 
 use std::time::Instant;
 
@@ -197,8 +198,10 @@ impl GpBo {
         let dspace = problem.decision_space();
         let starts: Vec<Vec<f64>> =
             top_rows(ctx, 5).into_iter().map(|r| ddims.iter().map(|&j| r[j]).collect()).collect();
-        // Pending points and this batch's picks (decision coordinates): the centres of the balls kept out.
+        // Pending points and this batch's global picks (decision coordinates): the centres of the balls kept out;
+        // this batch's local picks keep out of the smaller balls of the box's scale (see `local_separation`).
         let mut taken: Vec<f64> = ctx.pending.chunks_exact(d).flat_map(|p| ddims.iter().map(|&j| p[j])).collect();
+        let mut taken_locally: Vec<f64> = Vec::new();
         let hypers = gp.hyperparameters().describe(gp.kernel());
         // With a `candidates` block the acquisition is maximised over that finite set.
         let finite: Option<Vec<f64>> = problem
@@ -231,13 +234,16 @@ impl GpBo {
                     expected = Expected::new(acq, ddims.clone(), cdims.clone(), context_samples.clone());
                     &expected
                 };
-                // A local step keeps the full separation; when its box has no admissible point left (open points
-                // fill it), the step is global instead. So are all local steps of this call when LogEI expects less
-                // than LOCAL_MIN_EI in the box at the call's first one (the box is exhausted); later ones are not
-                // tested, as this batch's own fantasies lower their EI.
+                // A local step keeps the full separation from open points other than this call's local picks, and
+                // the box-scaled one from those; when its box has no admissible point left, the step is global
+                // instead. So are all local steps of this call when LogEI expects less than LOCAL_MIN_EI in the box
+                // at the call's first one (the box is exhausted); later ones are not tested, as this batch's own
+                // fantasies lower their EI.
                 let local = local_box.as_ref().filter(|_| exhausted != Some(true)).and_then(|(lower, upper)| {
                     let radius: Vec<f64> = scales.iter().map(|s| SEPARATION * s).collect();
-                    let excluding = Excluding { inner, excluded: &taken, radius: &radius };
+                    let small: Vec<f64> = scales.iter().map(|s| self.local_separation() * s).collect();
+                    let others = Excluding { inner, excluded: &taken, radius: &radius };
+                    let excluding = Excluding { inner: &others, excluded: &taken_locally, radius: &small };
                     let opt = maximize_in_box(&excluding, &dspace, &self.optim_config(), seed, &starts, (lower, upper));
                     if exhausted.is_none() {
                         let floor = if self.acquisition == GpAcquisition::LogEi { LOCAL_MIN_EI.ln() } else { f64::MIN };
@@ -247,14 +253,15 @@ impl GpBo {
                 });
                 let is_local = local.is_some();
                 let opt = local.unwrap_or_else(|| {
-                    separated_maximum(inner, &taken, &scales, |acq| match &finite {
+                    let open: Vec<f64> = taken.iter().chain(&taken_locally).copied().collect();
+                    separated_maximum(inner, &open, &scales, |acq| match &finite {
                         Some(rows) => maximize_over(acq, rows),
                         None => maximize(acq, &dspace, &self.optim_config(), seed, &starts),
                     })
                 });
                 (opt, is_local)
             };
-            taken.extend_from_slice(&opt.x);
+            if is_local { &mut taken_locally } else { &mut taken }.extend_from_slice(&opt.x);
             let x = problem.lift(&opt.x);
             let (mu, var) = gp.posterior(&x);
             out.push(Candidate {
@@ -296,6 +303,14 @@ impl GpBo {
         let lower = (0..centre.len()).map(|j| if free(j) { 0.0 } else { (centre[j] - r * scales[j]).max(0.0) });
         let upper = (0..centre.len()).map(|j| if free(j) { 1.0 } else { (centre[j] + r * scales[j]).min(1.0) });
         Some((lower.collect(), upper.collect()))
+    }
+
+    /// Separation ρ_box between the local picks of one call, in capped lengthscales: ρ scaled to the box as ρ is to
+    /// the lengthscale, `ρ · min(local_radius, 1)` (0.0625 by default). With the full ρ a box of half-width 0.25 ℓ̃
+    /// holds few admissible points and a batch's local picks are pushed to its corners, away from the incumbent
+    /// they are meant to refine (`docs/bench/robust.md`, "Batches").
+    fn local_separation(&self) -> f64 {
+        SEPARATION * self.options.local_radius.min(1.0)
     }
 
     /// `local_cycle`, defaulting to [`LOCAL_CYCLE`] for LogEI (the default algorithm, where it was measured) and to 1
