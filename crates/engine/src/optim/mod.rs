@@ -55,7 +55,6 @@ pub fn maximize_in_box(
 ) -> Optimum {
     let d = space.dim();
     debug_assert_eq!(d, acq.dim());
-    let kinds = space.dim_kinds();
     let mut raw = Sobol::scrambled(d, seed).take(config.raw_samples.max(1));
     for row in raw.chunks_exact_mut(d.max(1)) {
         for (v, (l, u)) in row.iter_mut().zip(bounds.0.iter().zip(bounds.1)) {
@@ -64,25 +63,15 @@ pub fn maximize_in_box(
         space.snap(row);
     }
     let values = acq.values(&raw);
-    let mut evaluations = values.len();
     let mut order: Vec<usize> = (0..values.len()).filter(|&i| values[i].is_finite()).collect();
     order.sort_by(|&a, &b| values[b].total_cmp(&values[a]));
-    let mut best = match order.first() {
-        Some(&i) => Optimum { x: raw[i * d..(i + 1) * d].to_vec(), value: values[i], evaluations: 0 },
-        None => Optimum { x: space.centre(), value: f64::NEG_INFINITY, evaluations: 0 },
+    let best = match order.first() {
+        Some(&i) => Optimum { x: raw[i * d..(i + 1) * d].to_vec(), value: values[i], evaluations: values.len() },
+        None => Optimum { x: space.centre(), value: f64::NEG_INFINITY, evaluations: values.len() },
     };
     let mut run: Vec<Vec<f64>> = starts.iter().filter(|s| s.len() == d && within(s, bounds, 1e-9)).cloned().collect();
     run.extend(order.iter().take(config.restarts).map(|&i| raw[i * d..(i + 1) * d].to_vec()));
-    for mut x in run {
-        space.snap(&mut x);
-        let (value, evals) = local_search(acq, space, &kinds, &mut x, bounds, config.max_iter);
-        evaluations += evals;
-        if value > best.value || !best.value.is_finite() {
-            best = Optimum { x, value, evaluations: 0 };
-        }
-    }
-    best.evaluations = evaluations;
-    best
+    best_local_maximum(acq, space, run, |_| (bounds.0.to_vec(), bounds.1.to_vec()), config.max_iter, best)
 }
 
 /// The best local maximum of `acq` near `starts`: from each start, the local search of [`maximize`] confined to the
@@ -98,14 +87,31 @@ pub fn maximize_near(
     let d = space.dim();
     debug_assert_eq!(d, acq.dim());
     debug_assert_eq!(d, half_width.len());
+    let none = Optimum { x: space.centre(), value: f64::NEG_INFINITY, evaluations: 0 };
+    let run: Vec<Vec<f64>> = starts.iter().filter(|s| s.len() == d).cloned().collect();
+    let around = |x: &[f64]| {
+        let lower = x.iter().zip(half_width).map(|(v, h)| (v - h).max(0.0)).collect();
+        let upper = x.iter().zip(half_width).map(|(v, h)| (v + h).min(1.0)).collect();
+        (lower, upper)
+    };
+    best_local_maximum(acq, space, run, around, max_iter, none)
+}
+
+/// The better of `best` and the local maxima of [`local_search`] from each of `starts` (snapped first) within
+/// `bounds_of(snapped start)`; its `evaluations` add the searches' to `best`'s.
+fn best_local_maximum(
+    acq: &dyn Acquisition,
+    space: &Space,
+    starts: Vec<Vec<f64>>,
+    bounds_of: impl Fn(&[f64]) -> (Vec<f64>, Vec<f64>),
+    max_iter: usize,
+    mut best: Optimum,
+) -> Optimum {
     let kinds = space.dim_kinds();
-    let mut best = Optimum { x: space.centre(), value: f64::NEG_INFINITY, evaluations: 0 };
-    let mut evaluations = 0;
-    for start in starts.iter().filter(|s| s.len() == d) {
-        let mut x = start.clone();
+    let mut evaluations = best.evaluations;
+    for mut x in starts {
         space.snap(&mut x);
-        let lower: Vec<f64> = x.iter().zip(half_width).map(|(v, h)| (v - h).max(0.0)).collect();
-        let upper: Vec<f64> = x.iter().zip(half_width).map(|(v, h)| (v + h).min(1.0)).collect();
+        let (lower, upper) = bounds_of(&x);
         let (value, evals) = local_search(acq, space, &kinds, &mut x, (&lower, &upper), max_iter);
         evaluations += evals;
         if value > best.value || !best.value.is_finite() {

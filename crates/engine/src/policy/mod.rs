@@ -25,10 +25,8 @@ pub use indirect::{CmesOptions, IndirectPolicy};
 pub use kernel_candidates::candidate_baselines::{BaselineKind, CandidateBaseline};
 pub use kernel_candidates::candidate_models::CandidateOptions;
 pub use kernel_candidates::he_gp_ucb::HeGpUcb;
-pub use model::{FixedHyperparameters, ModelOptions, OutputWarping, fit_model};
-pub use plain::{
-    GpAcquisition, GpBo, GpBoOptions, LOCAL_CYCLE, LOCAL_MIN_EI, LOCAL_RADIUS, SEPARATION, SEPARATION_LENGTHSCALE_CAP,
-};
+pub use model::{FixedHyperparameters, LENGTHSCALE_CAP, ModelOptions, OutputWarping, fit_model};
+pub use plain::{GpAcquisition, GpBo, GpBoOptions, LOCAL_CYCLE, LOCAL_MIN_EI, LOCAL_RADIUS, SEPARATION};
 pub use registry::{Algorithm, Family, REGISTRY, auto_choice, build};
 
 use crate::data::{Dataset, PointExtras};

@@ -352,7 +352,7 @@ pub(crate) fn predict_default(
 
 /// Default `recommend`: the point of largest posterior mean (contexts at their observed mean; the standard GP of
 /// `options`) among the [`RECOMMEND_STARTS`] observed points of largest mean, each polished by a local ascent of the
-/// mean confined to a box of half-width [`RECOMMEND_RADIUS`] · min(ℓ_j, [`RECOMMEND_LENGTHSCALE_CAP`]) around it.
+/// mean confined to a box of half-width [`RECOMMEND_RADIUS`] · min(ℓ_j, [`LENGTHSCALE_CAP`]) around it.
 /// With a `candidates` block, the candidate of largest mean.
 ///
 /// Not the mean's maximiser over the whole space: a stationary GP smooths a sharp or rippled optimum away and its
@@ -397,7 +397,7 @@ pub(crate) fn recommend_by_mean(
             let starts: Vec<Vec<f64>> = observed.into_iter().take(RECOMMEND_STARTS).map(|o| o.1).collect();
             let lengthscales = gp.kernel().lengthscales(&gp.hyperparameters().theta);
             let half_width: Vec<f64> =
-                ddims.iter().map(|&j| RECOMMEND_RADIUS * lengthscales[j].min(RECOMMEND_LENGTHSCALE_CAP)).collect();
+                ddims.iter().map(|&j| RECOMMEND_RADIUS * lengthscales[j].min(LENGTHSCALE_CAP)).collect();
             maximize_near(&mean, &dspace, &starts, &half_width, 100)
         }
     };
@@ -413,11 +413,13 @@ pub(crate) fn recommend_by_mean(
 pub const RECOMMEND_STARTS: usize = 5;
 
 /// Half-width of the box around each start within which the recommendation polishes it, in fitted lengthscales
-/// (capped at [`RECOMMEND_LENGTHSCALE_CAP`]): 0.03 · min(ℓ_j, 0.5) along encoded dimension j.
+/// (capped at [`LENGTHSCALE_CAP`]): 0.03 · min(ℓ_j, 0.5) along encoded dimension j.
 pub const RECOMMEND_RADIUS: f64 = 0.03;
 
-/// Lengthscales above this count as this in the recommendation's box.
-pub const RECOMMEND_LENGTHSCALE_CAP: f64 = 0.5;
+/// Lengthscales above this (in the unit cube) count as this wherever a radius is measured in fitted lengthscales
+/// (the recommendation's polish box here; the separation of open points and the local steps' box in
+/// [`crate::policy::plain`]), so that a nearly flat dimension cannot stretch a ball or box beyond the cube.
+pub const LENGTHSCALE_CAP: f64 = 0.5;
 
 /// The `k` observed rows with the largest values.
 pub(crate) fn top_rows<'a>(ctx: &'a Context<'_>, k: usize) -> Vec<&'a [f64]> {

@@ -5,7 +5,7 @@
 //! `SEPARATION · LOCAL_RADIUS · min(ℓ_min, cap)` from each other.
 
 use engine::data::{History, ObservationRecord, PendingRecord};
-use engine::policy::{LOCAL_RADIUS, SEPARATION, SEPARATION_LENGTHSCALE_CAP};
+use engine::policy::{LENGTHSCALE_CAP, LOCAL_RADIUS, SEPARATION};
 use engine::study::Suggestion;
 use engine::{PolicyState, Study, StudySpec, SuggestRequest};
 use serde_json::json;
@@ -67,7 +67,7 @@ fn open_suggestions_keep_the_stated_separation() {
             let open: Vec<(usize, &Suggestion)> =
                 first.suggestions.iter().map(|s| (0, s)).chain(second.suggestions.iter().map(|s| (1, s))).collect();
             assert!(open.iter().all(|(_, s)| s.diagnostics.phase.as_deref() == Some("model")));
-            let ell = open.iter().map(|(_, s)| min_lengthscale(s)).fold(SEPARATION_LENGTHSCALE_CAP, f64::min);
+            let ell = open.iter().map(|(_, s)| min_lengthscale(s)).fold(LENGTHSCALE_CAP, f64::min);
             let local = |s: &Suggestion| s.diagnostics.extra.get("search").and_then(|v| v.as_str()) == Some("local");
             let mut local_pairs = 0;
             for (i, (call_a, a)) in open.iter().enumerate() {

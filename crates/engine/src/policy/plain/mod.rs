@@ -24,7 +24,7 @@
 //! improvement. A batch (`count > 1`) is built the same way, one point after the other. Believing alone still lets
 //! UCB or a flat EI surface propose a point right next to an open one, so every new point also keeps out of a
 //! ball around each open point (pending, or earlier in the batch): in the lengthscale-scaled metric
-//! `‖(x − p) ⊘ ℓ̃‖ ≥ ρ` with `ρ =` [`SEPARATION`] and `ℓ̃_j = min(ℓ_j,` [`SEPARATION_LENGTHSCALE_CAP`]`)` the fitted
+//! `‖(x − p) ⊘ ℓ̃‖ ≥ ρ` with `ρ =` [`SEPARATION`] and `ℓ̃_j = min(ℓ_j,` [`LENGTHSCALE_CAP`]`)` the fitted
 //! ARD lengthscales, so in the unit cube open points are at least `ρ · min(ℓ_min, cap)` apart. The local steps of
 //! one call share a box of half-width `local_radius · ℓ̃` and keep the box-scaled `ρ · min(local_radius, 1)` from
 //! each other (the full ρ from every other open point). Where that leaves no admissible point (a large batch in a
@@ -42,7 +42,7 @@ use crate::acquisition::{
 use crate::error::{FieldError, Result};
 use crate::gp::Gp;
 use crate::optim::{OptimConfig, Optimum, maximize, maximize_in_box, maximize_over};
-use crate::policy::model::{FittedModel, ModelOptions, OutputWarping, design_then_model, top_rows};
+use crate::policy::model::{FittedModel, LENGTHSCALE_CAP, ModelOptions, OutputWarping, design_then_model, top_rows};
 use crate::policy::{Candidate, Context, Diagnostics, Policy, PolicyState, out_of_range, parse_options};
 use crate::sampling::{Sobol, derive_seed};
 use crate::space::{DimKind, Space};
@@ -167,7 +167,9 @@ impl Policy for GpBo {
 
     fn suggest(&self, ctx: &Context<'_>, state: &mut PolicyState, count: usize) -> Result<Vec<Candidate>> {
         let n_init = self.initial_design(ctx.problem.decision.len()) as u64;
-        design_then_model(ctx, state, count, n_init, &self.options.model, |fitted, n| self.model_step(ctx, fitted, n))
+        design_then_model(ctx, state, count, n_init, &self.options.model, |fitted, n| {
+            self.model_step(ctx, fitted, n, n_init as usize)
+        })
     }
 
     fn model_options(&self) -> ModelOptions {
@@ -176,8 +178,15 @@ impl Policy for GpBo {
 }
 
 impl GpBo {
-    /// Model-based candidates: fantasise pending and failed points, then maximise the acquisition `count` times.
-    fn model_step(&self, ctx: &Context<'_>, fitted: FittedModel, count: usize) -> Result<Vec<Candidate>> {
+    /// Model-based candidates: fantasise pending and failed points, then maximise the acquisition `count` times
+    /// (`n_init`: the initial design's size, from which the local steps' cycle is counted).
+    fn model_step(
+        &self,
+        ctx: &Context<'_>,
+        fitted: FittedModel,
+        count: usize,
+        n_init: usize,
+    ) -> Result<Vec<Candidate>> {
         let FittedModel { mut gp, refit, millis: fit_ms, warp } = fitted;
         let problem = ctx.problem;
         let d = problem.space.dim();
@@ -192,7 +201,7 @@ impl GpBo {
         }
         let ddims = problem.space.dims_of_params(&problem.decision);
         let lengthscales = gp.kernel().lengthscales(&gp.hyperparameters().theta);
-        let scales: Vec<f64> = ddims.iter().map(|&j| lengthscales[j].min(SEPARATION_LENGTHSCALE_CAP)).collect();
+        let scales: Vec<f64> = ddims.iter().map(|&j| lengthscales[j].min(LENGTHSCALE_CAP)).collect();
         let cdims = problem.space.dims_of_params(&problem.contexts);
         let context_samples = self.context_samples(ctx, &cdims);
         let dspace = problem.decision_space();
@@ -209,7 +218,6 @@ impl GpBo {
             .candidates
             .as_ref()
             .map(|c| c.x.chunks_exact(d.max(1)).flat_map(|r| ddims.iter().map(|&j| r[j])).collect());
-        let n_init = self.initial_design(problem.decision.len());
         let first_index = (crate::policy::design::design_index(ctx) as usize).max(n_init) - n_init;
         let centre: Option<Vec<f64>> = (cdims.is_empty() && finite.is_none() && ctx.data.n() > 0)
             .then(|| ddims.iter().map(|&j| ctx.data.row(best_row)[j]).collect());
@@ -386,10 +394,6 @@ pub const LOCAL_MIN_EI: f64 = 1e-3;
 
 /// Minimum distance between open points in lengthscale units (ρ; see the module docs).
 pub const SEPARATION: f64 = 0.25;
-
-/// Lengthscales above this (in the unit cube) count as this in the separation metric, so that a nearly flat
-/// dimension cannot push the balls beyond the cube.
-pub const SEPARATION_LENGTHSCALE_CAP: f64 = 0.5;
 
 /// The maximum of `maximise(acq)` outside the balls of radius `ρ·scales` around the `taken` points, halving ρ
 /// while no point is admissible (after eight halvings: exact duplicates only).
