@@ -83,7 +83,8 @@ pub struct GpBoOptions {
     /// Of every `local_cycle` model-based points, one is global and the others local steps (default
     /// [`LOCAL_CYCLE`] for `gp-ei`, 1 = every point global for the other acquisitions).
     pub local_cycle: Option<usize>,
-    /// Half-width of a local step's box in capped lengthscales (default [`LOCAL_RADIUS`]).
+    /// Half-width of a local step's box in capped lengthscales (default [`LOCAL_RADIUS`]); the local picks of one
+    /// call keep `SEPARATION · min(local_radius, 1)` of them from each other.
     pub local_radius: f64,
     /// Sobol raw samples of the acquisition optimiser.
     pub raw_samples: usize,
