@@ -167,9 +167,9 @@ impl Policy for GpBo {
     }
 
     fn suggest(&self, ctx: &Context<'_>, state: &mut PolicyState, count: usize) -> Result<Vec<Candidate>> {
-        let n_init = self.initial_design(ctx.problem.decision.len()) as u64;
-        design_then_model(ctx, state, count, n_init, &self.options.model, |fitted, n| {
-            self.model_step(ctx, fitted, n, n_init as usize)
+        let n_init = self.initial_design(ctx.problem.decision.len());
+        design_then_model(ctx, state, count, n_init as u64, &self.options.model, |fitted, n| {
+            self.model_step(ctx, fitted, n, n_init)
         })
     }
 
@@ -225,6 +225,11 @@ impl GpBo {
         let mut out = Vec::with_capacity(count);
         // Whether the local box was found exhausted at this call's first local step (see below).
         let mut exhausted: Option<bool> = None;
+        // A local step's balls: the full separation around other open points, the box-scaled one around this call's
+        // local picks; and the EI below which the box counts as exhausted (LogEI only).
+        let radius: Vec<f64> = scales.iter().map(|s| SEPARATION * s).collect();
+        let small: Vec<f64> = scales.iter().map(|s| self.local_separation() * s).collect();
+        let floor = if self.acquisition == GpAcquisition::LogEi { LOCAL_MIN_EI.ln() } else { f64::MIN };
         for k in 0..count {
             let started = Instant::now();
             let local_box = centre.as_ref().and_then(|c| self.local_box(first_index + k, c, &scales, &dspace));
@@ -249,13 +254,10 @@ impl GpBo {
                 // at the call's first one (the box is exhausted); later ones are not tested, as this batch's own
                 // fantasies lower their EI.
                 let local = local_box.as_ref().filter(|_| exhausted != Some(true)).and_then(|(lower, upper)| {
-                    let radius: Vec<f64> = scales.iter().map(|s| SEPARATION * s).collect();
-                    let small: Vec<f64> = scales.iter().map(|s| self.local_separation() * s).collect();
                     let others = Excluding { inner, excluded: &taken, radius: &radius };
                     let excluding = Excluding { inner: &others, excluded: &taken_locally, radius: &small };
                     let opt = maximize_in_box(&excluding, &dspace, &self.optim_config(), seed, &starts, (lower, upper));
                     if exhausted.is_none() {
-                        let floor = if self.acquisition == GpAcquisition::LogEi { LOCAL_MIN_EI.ln() } else { f64::MIN };
                         exhausted = Some(opt.value < floor);
                     }
                     (opt.value > f64::NEG_INFINITY && exhausted == Some(false)).then_some(opt)
