@@ -9,6 +9,7 @@ pub mod context;
 mod expected;
 mod mes;
 pub mod mmd_dro;
+mod noisy_ei;
 mod thompson;
 pub mod tv_dro;
 
@@ -17,6 +18,7 @@ pub use context::{Aggregate, ContextAcquisition, ContextUcb};
 pub use expected::{Expected, ExpectedUcb};
 pub(crate) use mes::log_term as mes_log_term;
 pub use mes::{MaxValueSampler, Mes, gumbel_max_values, sample_max_values};
+pub use noisy_ei::LogNei;
 pub use thompson::ThompsonSample;
 
 /// A function to maximise over encoded points.

@@ -9,6 +9,7 @@
 //! O(n²) by extending the factor instead of refactorising.
 
 mod batch;
+mod draws;
 mod expected_draw;
 mod fit;
 mod fixed_samples;
@@ -23,6 +24,7 @@ use faer::Mat;
 use serde::{Deserialize, Serialize};
 
 pub use batch::BatchPosterior;
+pub use draws::DrawnModels;
 pub use expected_draw::ExpectedDraw;
 pub use fit::{FitReport, fit, log_marginal_likelihood};
 pub use fixed_samples::FixedSamples;

@@ -12,7 +12,7 @@
 //! make f's evaluation noisy through cancellation, and a difference quotient cannot resolve more than that.
 
 use engine::acquisition::{
-    Acquisition, Expected, LogEi, MaxValueSampler, Mes, Pi, ThompsonSample, Ucb, sample_max_values,
+    Acquisition, Expected, LogEi, LogNei, MaxValueSampler, Mes, Pi, ThompsonSample, Ucb, sample_max_values,
 };
 use engine::gp::{self, Gp, Hyperparameters, MeanModel, NoiseModel};
 use engine::kernel::{Kernel, KernelFamily};
@@ -155,8 +155,12 @@ proptest! {
         let gumbel = sample_max_values(&gp, &candidates, 8, MaxValueSampler::Gumbel, &mut rng).expect("Gumbel max values");
         let sampled = sample_max_values(&gp, &candidates, 8, MaxValueSampler::Sampling, &mut rng).expect("sampled max values");
         let thompson = gp.pathwise_sample(256, &mut rng).map(|s| ThompsonSample::new(s, d));
+        let noisy_ei = gp.drawn_models(8, &mut rng).ok().map(LogNei::new);
         for x in p.smooth_test_points(MIN_R) {
             check_acquisition("LogEI", &LogEi::new(&gp, best), &x, 1e-5, 1.0);
+            if let Some(nei) = &noisy_ei {
+                check_acquisition("LogNEI", nei, &x, 1e-5, 1.0);
+            }
             check_acquisition("UCB", &Ucb::new(&gp, beta), &x, 1e-5, y_max + 3.0 * sd);
             check_acquisition("PI", &Pi::new(&gp, best), &x, 1e-5, 1.0);
             check_acquisition("MES (Gumbel)", &Mes::new(&gp, gumbel.clone()), &x, 1e-5, 1.0);

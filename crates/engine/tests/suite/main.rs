@@ -2,13 +2,14 @@
 //! - [`reference`]: kernels, GP posterior and log marginal likelihood against scikit-learn/numpy fixtures
 //!   (`tests/fixtures/gen_reference.py` → `tests/fixtures/reference.json`), 1e-9 relative;
 //! - [`properties`]: proptest properties (PSD Gram matrices, variance bounds, gradients = central differences,
-//!   LogEI = ln EI, Cholesky extension = refit);
+//!   LogEI = ln EI, Cholesky extension = refit, LogNEI = LogEI without noise and = a Monte-Carlo estimate with it);
 //! - [`robustness`]: degenerate studies through `engine::Study` for every GP policy, observation validation,
 //!   pending points;
 //! - [`contexts`]: context parameters and the seed-002 policies (issue 5);
 //! - [`control_sets`]: control-set studies (seed 000): validation, `bocvs` behaviour, baselines;
 //! - [`golden`]: the behaviour lock: every algorithm's suggestions, recommendation and predictions, bitwise;
 //! - [`local_steps`]: `gp-ei`'s local steps stay in their box around the incumbent, on the stated cycle;
+//! - [`noisy_ei`]: `gp-ei` switches to noisy EI on noisy values and keeps LogEI on deterministic ones;
 //! - [`recommendation`]: `best`'s recommended point stays next to an observed one;
 //! - [`options`]: invalid algorithm options named exactly in every family; `best`/`predict` use the policy's model.
 
@@ -21,6 +22,7 @@ mod gradients;
 mod hyper_elim;
 mod indirect;
 mod local_steps;
+mod noisy_ei;
 mod options;
 mod properties;
 mod recommendation;

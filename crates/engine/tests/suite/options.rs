@@ -43,6 +43,7 @@ fn invalid_options_are_named_exactly() {
         (json!({"local_cycle": 0}), "algorithm.options.local_cycle"),
         (json!({"local_radius": 0}), "algorithm.options.local_radius"),
         (json!({"local_radius": 5}), "algorithm.options.local_radius"),
+        (json!({"noisy_ei_draws": 2000}), "algorithm.options.noisy_ei_draws"),
     ] {
         assert_eq!(fields("gp-ucb", options.clone(), none.clone()), [field], "{options}");
     }

@@ -1,13 +1,15 @@
 //! Structural properties of the GP: Gram matrices are symmetric and factor after the jitter ladder (also with
 //! duplicated points), the posterior variance stays within [0, prior], LogEI equals ln EI where EI is representable
-//! and stays finite and monotone where it underflows, and the O(n²) Cholesky extension equals refitting.
+//! and stays finite and monotone where it underflows, the O(n²) Cholesky extension equals refitting, and LogNEI is
+//! LogEI without noise and a Monte-Carlo estimate of the noisy expected improvement with it.
 
-use engine::acquisition::{Acquisition, LogEi};
+use engine::acquisition::{Acquisition, LogEi, LogNei};
 use engine::gp::{Data, Gp, NoiseModel};
 use engine::linalg::Cholesky;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
+use rand::{SeedableRng, rngs::StdRng};
 
 use crate::common::{assert_close, plain_config};
 use crate::strategies::{self, Problem};
@@ -128,13 +130,56 @@ fn direct_ei(mu: f64, sigma: f64, best: f64) -> f64 {
     (mu - best) * cdf + sigma * pdf
 }
 
+/// Without noise every posterior draw at the observations is the observations: LogNEI is LogEI over the best one.
+#[test]
+fn log_nei_without_noise_is_log_ei_over_the_best_observation() {
+    let gp = small_gp_with_noise(1e-12);
+    let best = gp.posterior_batch(gp.x()).0.into_iter().fold(f64::NEG_INFINITY, f64::max);
+    let nei = LogNei::new(gp.drawn_models(16, &mut StdRng::seed_from_u64(7)).expect("draws"));
+    let ei = LogEi::new(&gp, best);
+    for x in [[0.42, 0.17], [0.9, 0.95], [0.05, 0.6]] {
+        assert_close(&format!("LogNEI at {x:?}"), nei.value(&x), ei.value(&x), 1e-5, 1e-6);
+    }
+}
+
+/// With noise, NEI is `E[max(f(x) − max_i f(x_i), 0)]` over the joint posterior of f at x and the observed inputs.
+/// The reference draws that joint posterior directly (`Gp::sample_joint` at `[X; x]`) and averages the improvement;
+/// LogNEI conditions a noiseless model on draws at X and integrates f(x) in closed form. The tolerance is four
+/// standard errors of both estimates (the closed form's spread is at most the reference's).
+#[test]
+fn log_nei_matches_a_monte_carlo_estimate_from_joint_draws() {
+    let gp = small_gp_with_noise(0.05);
+    let n = gp.n();
+    let (draws, reference_draws) = (4000usize, 40_000usize);
+    let nei = LogNei::new(gp.drawn_models(draws, &mut StdRng::seed_from_u64(11)).expect("draws"));
+    let mut rng = StdRng::seed_from_u64(12);
+    for x in [[0.42, 0.17], [0.9, 0.95], [0.05, 0.6]] {
+        let points: Vec<f64> = gp.x().iter().copied().chain(x).collect();
+        let joint = gp.sample_joint(&points, reference_draws, &mut rng).expect("joint draws");
+        let gains: Vec<f64> =
+            joint.iter().map(|f| (f[n] - f[..n].iter().copied().fold(f64::NEG_INFINITY, f64::max)).max(0.0)).collect();
+        let mean = gains.iter().sum::<f64>() / reference_draws as f64;
+        let sd = (gains.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (reference_draws - 1) as f64).sqrt();
+        let se = sd / (reference_draws as f64).sqrt();
+        let tol = 4.0 * se * (1.0 + (reference_draws as f64 / draws as f64).sqrt());
+        let value = nei.value(&x).exp();
+        assert!(mean > 10.0 * se, "the reference at {x:?} should resolve a positive NEI: {mean} ± {se}");
+        assert!((value - mean).abs() <= tol, "NEI at {x:?}: {value}, Monte Carlo {mean} ± {se}");
+    }
+}
+
 /// A small fixed GP on a 2-D problem.
 fn small_gp() -> Gp {
+    small_gp_with_noise(1e-4)
+}
+
+/// The same GP with another fixed noise variance (raw units).
+fn small_gp_with_noise(noise: f64) -> Gp {
     let x: Vec<f64> = (0..8).flat_map(|i| [(i as f64 * 0.37) % 1.0, (i as f64 * 0.61) % 1.0]).collect();
     let y: Vec<f64> = x.chunks_exact(2).map(|r| (5.0 * r[0]).sin() + r[1]).collect();
     let config = plain_config(
         engine::kernel::Kernel::ard(engine::kernel::KernelFamily::Matern52, 2),
-        NoiseModel::Fixed(1e-4),
+        NoiseModel::Fixed(noise),
         engine::gp::MeanModel::Zero,
         true,
     );

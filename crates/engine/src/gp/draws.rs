@@ -1,0 +1,143 @@
+//! Noiseless models of joint posterior draws at the training inputs, the inner models of noisy expected
+//! improvement (Letham, Karrer, Ottoni & Bakshy, "Constrained Bayesian Optimization with Noisy Experiments",
+//! Bayesian Analysis 2019, §4): draw the latent `f(X)` at the observed inputs S times from the posterior, and
+//! condition a noise-free GP with the same hyperparameters on each draw. Since `f(x)` is independent of the noisy
+//! observations given `f(X)`, the draw's model is exactly the posterior of `f(x)` given that draw. The S models
+//! share one covariance (the noise-free one at X), so they share the posterior variance and differ only in the
+//! weights `α_s = K⁻¹ (f_s − c)`: one cross-covariance vector per point serves all S means.
+
+use faer::Mat;
+use rand::Rng;
+
+use super::{Gp, dot};
+use crate::error::Result;
+use crate::linalg::Cholesky;
+
+/// S noiseless models, one per joint posterior draw of f at the training inputs.
+#[derive(Debug, Clone)]
+pub struct DrawnModels {
+    /// The noise-free model at the training inputs (its own targets unused).
+    twin: Gp,
+    /// `n × S` weights `K⁻¹ (f_s − c)` in standardised units.
+    alphas: Mat<f64>,
+    /// The largest value of each draw at the training inputs (raw units): the draw's incumbent.
+    best: Vec<f64>,
+}
+
+impl Gp {
+    /// `count` joint posterior draws of f at the training inputs and the noiseless model of each.
+    pub fn drawn_models(&self, count: usize, rng: &mut impl Rng) -> Result<DrawnModels> {
+        let n = self.n();
+        let draws = if n > 0 { self.sample_joint(&self.x, count, rng)? } else { vec![Vec::new(); count] };
+        let mut twin = self.clone();
+        let gram = self.kernel.gram(&self.hypers.theta, &self.x);
+        twin.chol = Cholesky::factor(gram)?;
+        twin.noise = vec![0.0; n];
+        let mut alphas = Mat::<f64>::zeros(n, count);
+        let mut best = Vec::with_capacity(count);
+        for (s, draw) in draws.iter().enumerate() {
+            best.push(draw.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+            let r: Vec<f64> = draw
+                .iter()
+                .zip(self.x.chunks_exact(self.d.max(1)))
+                .map(|(f, x)| {
+                    let m = self.prior_mean.as_ref().map_or(0.0, |p| p.value(x));
+                    (f - m - self.std.shift) / self.std.scale - self.hypers.mean
+                })
+                .collect();
+            alphas.col_as_slice_mut(s).copy_from_slice(&twin.chol.solve(&r));
+        }
+        twin.alpha = vec![0.0; n];
+        Ok(DrawnModels { twin, alphas, best })
+    }
+}
+
+impl DrawnModels {
+    /// Number of draws S.
+    pub fn count(&self) -> usize {
+        self.best.len()
+    }
+
+    /// Each draw's largest value at the training inputs (raw units).
+    pub fn best(&self) -> &[f64] {
+        &self.best
+    }
+
+    /// The model of the draws (shared kernel, standardisation and prior variance).
+    pub fn model(&self) -> &Gp {
+        &self.twin
+    }
+
+    /// Every draw's mean at `x` into `means` (length S, raw units); returns the shared variance (raw units).
+    pub fn posterior(&self, x: &[f64], means: &mut [f64]) -> f64 {
+        let g = &self.twin;
+        let mut k = vec![0.0; g.n()];
+        g.prepared.cross_vec(&g.prepared.scale(x), &g.scaled_x, &mut k);
+        for (s, m) in means.iter_mut().enumerate() {
+            *m = g.raw_mean(x, dot(&k, self.alphas.col_as_slice(s)));
+        }
+        let v = g.chol.solve_l(&k);
+        (g.kernel.prior_variance(&g.hypers.theta) - dot(&v, &v)).max(0.0) * g.std.scale * g.std.scale
+    }
+
+    /// As [`DrawnModels::posterior`], with the means' gradients in x (`dmeans`, S × d row-major) and the variance's
+    /// (`dvar`, length d; 0 where the variance is clamped at 0).
+    pub fn posterior_with_grad(&self, x: &[f64], means: &mut [f64], dmeans: &mut [f64], dvar: &mut [f64]) -> f64 {
+        let g = &self.twin;
+        let (n, d) = (g.n(), g.d);
+        let mut k = vec![0.0; n];
+        let mut dk = vec![0.0; n * d];
+        g.prepared.cross_vec_grad(&g.prepared.scale(x), &g.scaled_x, &mut k, &mut dk);
+        let mut prior_grad = vec![0.0; d];
+        if let Some(p) = &g.prior_mean {
+            p.add_gradient(x, &mut prior_grad);
+        }
+        for (s, m) in means.iter_mut().enumerate() {
+            let alpha = self.alphas.col_as_slice(s);
+            *m = g.raw_mean(x, dot(&k, alpha));
+            let dm = &mut dmeans[s * d..(s + 1) * d];
+            dm.copy_from_slice(&prior_grad);
+            for (i, a) in alpha.iter().enumerate() {
+                for (j, v) in dm.iter_mut().enumerate() {
+                    *v += g.std.scale * dk[i * d + j] * a;
+                }
+            }
+        }
+        let mut v = crate::linalg::col(&k);
+        g.chol.solve_l_in_place(v.as_mut());
+        let var_std = g.kernel.prior_variance(&g.hypers.theta) - v.col_as_slice(0).iter().map(|a| a * a).sum::<f64>();
+        g.chol.solve_lt_in_place(v.as_mut());
+        let kinv_k = v.col_as_slice(0);
+        dvar.iter_mut().for_each(|v| *v = 0.0);
+        if var_std <= 0.0 {
+            return 0.0;
+        }
+        let s2 = g.std.scale * g.std.scale;
+        for i in 0..n {
+            for j in 0..d {
+                dvar[j] -= 2.0 * s2 * dk[i * d + j] * kinv_k[i];
+            }
+        }
+        var_std * s2
+    }
+
+    /// Every draw's mean (an `m × S` matrix) and the shared variance at `m` row-major points (raw units).
+    pub fn posterior_batch(&self, xs: &[f64]) -> (Mat<f64>, Vec<f64>) {
+        let g = &self.twin;
+        let d = g.d.max(1);
+        let m = xs.len() / d;
+        let (s_count, n) = (self.count(), g.n());
+        if n == 0 {
+            let means = Mat::from_fn(m, s_count, |p, _| g.raw_mean(&xs[p * d..(p + 1) * d], 0.0));
+            return (means, vec![g.prior_variance(); m]);
+        }
+        let mut kt = g.prepared.cross(&g.scaled_x, &g.prepared.scale(xs)); // n × m
+        let std_means = kt.transpose() * &self.alphas; // m × S
+        let means = Mat::from_fn(m, s_count, |p, s| g.raw_mean(&xs[p * d..(p + 1) * d], std_means[(p, s)]));
+        g.chol.solve_l_in_place(kt.as_mut());
+        let pv = g.kernel.prior_variance(&g.hypers.theta);
+        let s2 = g.std.scale * g.std.scale;
+        let vars = (0..m).map(|p| (pv - kt.col_as_slice(p).iter().map(|a| a * a).sum::<f64>()).max(0.0) * s2).collect();
+        (means, vars)
+    }
+}
