@@ -26,7 +26,8 @@
 //! Below that noise (deterministic objectives, whose learned noise sits at its floor of 10⁻⁶) the draws differ from
 //! the observations only by the floor's noise, 10⁻³ of the outputs' spread, which is coarser than the precision
 //! deterministic problems are refined to: there LogEI with the plug-in incumbent is kept (`docs/bench/robust.md`,
-//! "Noisy EI": noisy EI on every model lost Branin's last digits and Rastrigin-3 and Griewank-5 noiseless).
+//! "Noisy EI": noisy EI on every model lost Branin's last digits). Rugged deterministic objectives whose ripples the
+//! model explains as noise (Rastrigin, Griewank) cross the threshold and get noisy EI, which costs them precision.
 //!
 //! **Open points.** Pending points (suggested, not yet observed) and failed runs enter as kriging-believer
 //! fantasies (Ginsbourger, Le Riche & Carraro 2010): their posterior mean is observed, and the incumbent of EI/PI
