@@ -141,9 +141,32 @@ pub fn log_h(z: f64) -> f64 {
     }
 }
 
-/// d/dz ln h(z) = Φ(z)/h(z), computed in log space so it stays finite where both underflow.
-pub fn d_log_h(z: f64) -> f64 {
-    (log_norm_cdf(z) - log_h(z)).exp()
+/// `(ln h(z), Φ(z)/h(z))`: [`log_h`] (the same value) and its derivative `d/dz ln h`, from the same pieces (no
+/// `ln Φ − ln h`, whose two logs of size z²/2 cancel for |z| ≳ 10³). For
+/// −10³ < z ≤ −1, with `r = erfcx(−z/√2)·|z|·√(π/2)` (so `h = φ(z)(1 − r)` and `Φ = φ(z) r/|z|`), the slope is
+/// `r / (|z| (1 − r))`; below, where 1 − r ≈ 1/z² loses digits, the asymptotic series of the Mills ratio gives
+/// `|z| (1 − t + 3t² − 15t³)/(1 − 3t + 15t² − 105t³)`, t = 1/z² (truncation error ~10⁻²¹ there).
+pub fn log_h_with_slope(z: f64) -> (f64, f64) {
+    let tail_slope = |z: f64| {
+        let t = 1.0 / (z * z);
+        -z * (1.0 - t + 3.0 * t * t - 15.0 * t * t * t) / (1.0 - 3.0 * t + 15.0 * t * t - 105.0 * t * t * t)
+    };
+    if z > -1.0 {
+        let cdf = norm_cdf(z);
+        let h = norm_pdf(z) + z * cdf;
+        (h.ln(), cdf / h)
+    } else if z > -1.0 / f64::EPSILON.sqrt() {
+        let w = (erfcx(-z / std::f64::consts::SQRT_2) * z.abs()).ln() + HALF_LN_HALF_PI;
+        let slope = if z > -1e3 {
+            let one_minus_r = if w > -std::f64::consts::LN_2 { -w.exp_m1() } else { 1.0 - w.exp() };
+            w.exp() / (z.abs() * one_minus_r)
+        } else {
+            tail_slope(z)
+        };
+        (-0.5 * z * z - LN_SQRT_2PI + log1mexp(w), slope)
+    } else {
+        (-0.5 * z * z - LN_SQRT_2PI - 2.0 * z.abs().ln(), tail_slope(z))
+    }
 }
 
 #[cfg(test)]
@@ -183,6 +206,41 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::excessive_precision)] // mpmath's digits, kept verbatim
+    fn log_h_with_slope_matches_log_h_and_mpmath() {
+        // crates/engine/tests/fixtures/gen_log_h_slope.py (mpmath 1.3.0, 60 digits): Φ(z)/h(z).
+        let reference = [
+            (-1e9_f64, 1.0e+9),
+            (-1e6_f64, 1.000000000002e+6),
+            (-3e4_f64, 3.0000000066666666e+4),
+            (-1000_f64, 1.000001999994e+3),
+            (-40_f64, 4.0049906657648518e+1),
+            (-8.5_f64, 8.7263598422574505),
+            (-3_f64, 3.5323375176251605),
+            (-1.0000001_f64, 1.9042713055274621),
+            (-1_f64, 1.9042712333296918),
+            (-0.5_f64, 1.5598731483480797),
+            (0_f64, 1.2533141373155003),
+            (0.7_f64, 8.9934143441173923e-1),
+            (4_f64, 2.499916356258311e-1),
+            (35_f64, 2.8571428571428571e-2),
+        ];
+        for (z, slope) in reference {
+            let (value, got) = log_h_with_slope(z);
+            assert_eq!(value.to_bits(), log_h(z).to_bits(), "z = {z}");
+            assert!(rel(got, slope) < 1e-12, "z = {z}: {got} vs {slope}");
+        }
+        // The slope is the derivative of ln h across the branches (central differences).
+        let mut z = -300.0f64;
+        while z < 40.0 {
+            let e = 1e-6 * z.abs().max(1.0);
+            let fd = (log_h(z + e) - log_h(z - e)) / (2.0 * e);
+            assert!(rel(log_h_with_slope(z).1, fd) < 1e-5, "z = {z}");
+            z += 0.37;
+        }
+    }
+
+    #[test]
     fn log_h_is_finite_and_increasing_far_in_the_tail() {
         let mut prev = f64::NEG_INFINITY;
         for z in [-1e9f64, -1e8, -1e5, -1e3, -100.0, -40.0, -10.0, -1.0, 0.0, 3.0] {
@@ -217,15 +275,6 @@ mod tests {
             assert!((log_norm_cdf(z) - direct).abs() < 1e-11 * direct.abs().max(1e-16) + 1e-16, "z = {z}");
         }
         assert!(log_norm_cdf(-1e5).is_finite());
-    }
-
-    #[test]
-    fn d_log_h_equals_finite_difference() {
-        for z in [-200.0f64, -20.0, -3.0, -1.0, -0.5, 0.0, 1.5] {
-            let h = 1e-6 * z.abs().max(1.0);
-            let fd = (log_h(z + h) - log_h(z - h)) / (2.0 * h);
-            assert!(rel(d_log_h(z), fd) < 1e-6, "z = {z}: {} vs {fd}", d_log_h(z));
-        }
     }
 
     #[test]

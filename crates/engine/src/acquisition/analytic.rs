@@ -2,7 +2,7 @@
 
 use super::Acquisition;
 use crate::gp::Gp;
-use crate::special::{d_log_h, log_h, norm_cdf, norm_pdf};
+use crate::special::{log_h, log_h_with_slope, norm_cdf, norm_pdf};
 
 /// Smallest posterior standard deviation used, relative to the prior one: keeps z finite at training points.
 const SIGMA_FLOOR: f64 = 1e-9;
@@ -98,11 +98,11 @@ impl Acquisition for LogEi<'_> {
         let mut ds = vec![0.0; grad.len()];
         let (mu, sigma) = mean_sigma_grad(self.gp, x, grad, &mut ds);
         let z = (mu - self.best) / sigma;
-        let dlh = d_log_h(z);
+        let (lh, dlh) = log_h_with_slope(z);
         for (g, s) in grad.iter_mut().zip(&ds) {
             *g = dlh * (*g - z * s) / sigma + s / sigma;
         }
-        log_h(z) + sigma.ln()
+        lh + sigma.ln()
     }
 
     fn values(&self, xs: &[f64]) -> Vec<f64> {

@@ -36,6 +36,14 @@ pub trait Acquisition {
     fn values(&self, xs: &[f64]) -> Vec<f64> {
         xs.chunks_exact(self.dim().max(1)).map(|x| self.value(x)).collect()
     }
+
+    /// Values at `m` row-major points for choosing the best `keep` of them (the optimiser's raw samples): exact
+    /// wherever a point can be among the best `keep`, −∞ where the implementation proves it cannot be. Defaults to
+    /// [`Acquisition::values`]; [`LogNei`] screens with cheap bounds.
+    fn best_values(&self, xs: &[f64], keep: usize) -> Vec<f64> {
+        let _ = keep;
+        self.values(xs)
+    }
 }
 
 impl<A: Acquisition + ?Sized> Acquisition for Box<A> {
@@ -53,5 +61,9 @@ impl<A: Acquisition + ?Sized> Acquisition for Box<A> {
 
     fn values(&self, xs: &[f64]) -> Vec<f64> {
         (**self).values(xs)
+    }
+
+    fn best_values(&self, xs: &[f64], keep: usize) -> Vec<f64> {
+        (**self).best_values(xs, keep)
     }
 }

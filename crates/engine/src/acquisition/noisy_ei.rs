@@ -6,11 +6,26 @@
 //! differentiable function): `ln NEI ≈ logsumexp_s(ln EI_s(x)) − ln S`, with `EI_s` the closed-form EI of draw s's
 //! noiseless model over that draw's largest value. Without noise every draw equals the observations and NEI is EI
 //! over the best observation; with noise it discounts points next to an incumbent whose value is itself uncertain.
+//!
+//! Cost: a draw whose `ln EI_s` lies more than [`NEGLIGIBLE`] below the largest adds less than `e^−40` of it to
+//! the sum, below f64 precision, so it is skipped before its `ln h` is computed. `ln h` is concave (h = ∫Φ is
+//! log-concave) with slope `Φ/h`, so `ln h(z) ≤ ln h(z_max) − g (z_max − z)` for any g at most the slope at
+//! `z_max`: `−z` below 0 (the Mills-ratio bound `Φ(z)/φ(z) ≥ −z/(z² + 1)`) and at least `h'(0)/h(0) > 1.25`;
+//! `1/(z + 0.8)` above (`φ/Φ ≤ φ(0)/Φ(0) < 0.8` there). Near the incumbents, where σ is small and the draws'
+//! z spread widely, most draws are skipped.
 
 use super::Acquisition;
 use super::analytic::floored_sigma;
 use crate::gp::DrawnModels;
-use crate::special::{d_log_h, log_h};
+use crate::special::{log_h, log_h_with_slope};
+
+/// Terms of the log-sum this far (in ln) below the largest are dropped: they add less than `e^−40` of it.
+const NEGLIGIBLE: f64 = 40.0;
+
+/// A lower bound of `(ln h)'(z)`, the slope of the concave `ln h` (module docs).
+fn log_h_slope_bound(z: f64) -> f64 {
+    if z < 0.0 { (-z).max(1.25) } else { 1.0 / (z + 0.8) }
+}
 
 /// `ln NEI(x)` over S posterior draws at the observed inputs.
 #[derive(Debug, Clone)]
@@ -24,10 +39,24 @@ impl LogNei {
         Self { draws }
     }
 
-    /// `(ln EI_s)` of every draw from its mean, the shared σ, into `terms`; returns their log-mean.
-    fn combine(&self, means: &[f64], sigma: f64, terms: &mut [f64]) -> f64 {
+    /// `(ln EI_s)` of every draw from its mean, the shared σ, into `terms` (−∞ where negligible, see the module
+    /// docs), and with `slopes` each draw's `(ln h)'(z_s)`; returns their log-mean.
+    fn combine(&self, means: &[f64], sigma: f64, terms: &mut [f64], mut slopes: Option<&mut [f64]>) -> f64 {
         for ((t, m), b) in terms.iter_mut().zip(means).zip(self.draws.best()) {
-            *t = log_h((m - b) / sigma) + sigma.ln();
+            *t = (m - b) / sigma;
+        }
+        let z_max = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let bound = log_h_slope_bound(z_max);
+        let ln_sigma = sigma.ln();
+        for (s, t) in terms.iter_mut().enumerate() {
+            if bound * (z_max - *t) > NEGLIGIBLE {
+                *t = f64::NEG_INFINITY;
+            } else if let Some(slopes) = slopes.as_deref_mut() {
+                let (lh, slope) = log_h_with_slope(*t);
+                (*t, slopes[s]) = (lh + ln_sigma, slope);
+            } else {
+                *t = log_h(*t) + ln_sigma;
+            }
         }
         let top = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let sum: f64 = terms.iter().map(|t| (t - top).exp()).sum();
@@ -45,35 +74,39 @@ impl Acquisition for LogNei {
         let mut means = vec![0.0; s];
         let var = self.draws.posterior(x, &mut means);
         let sigma = floored_sigma(self.draws.model(), var);
-        self.combine(&means, sigma, &mut vec![0.0; s])
+        self.combine(&means, sigma, &mut vec![0.0; s], None)
     }
 
     fn value_and_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
-        let (s, d) = (self.draws.count(), grad.len());
+        let s = self.draws.count();
         let mut means = vec![0.0; s];
-        let mut dmeans = vec![0.0; s * d];
-        let mut dsigma = vec![0.0; d];
-        let var = self.draws.posterior_with_grad(x, &mut means, &mut dmeans, &mut dsigma);
+        let mut dsigma = vec![0.0; grad.len()];
+        let (var, cross) = self.draws.posterior_with_grad(x, &mut means, &mut dsigma);
         let sigma = floored_sigma(self.draws.model(), var);
         if var.sqrt() < sigma {
             dsigma.iter_mut().for_each(|g| *g = 0.0);
         } else {
             dsigma.iter_mut().for_each(|g| *g /= 2.0 * sigma);
         }
-        let mut terms = vec![0.0; s];
-        let value = self.combine(&means, sigma, &mut terms);
-        // ∂ ln NEI = Σ_s w_s ∂ ln EI_s with w_s = EI_s / Σ EI (the softmax of the terms).
-        grad.iter_mut().for_each(|g| *g = 0.0);
+        let (mut terms, mut slopes) = (vec![0.0; s], vec![0.0; s]);
+        let value = self.combine(&means, sigma, &mut terms, Some(&mut slopes));
+        // ∂ ln NEI = Σ_s w_s ∂ ln EI_s, w_s = EI_s / Σ EI (the softmax of the terms), and with z_s = (m_s − b_s)/σ
+        // ∂ ln EI_s = (ln h)'(z_s) (∂m_s − z_s ∂σ)/σ + ∂σ/σ: the means enter through one weighted sum of their
+        // gradients, σ through one coefficient.
         let log_total = value + (s as f64).ln();
-        for (k, (t, (m, b))) in terms.iter().zip(means.iter().zip(self.draws.best())).enumerate() {
-            let w = (t - log_total).exp();
-            let z = (m - b) / sigma;
-            let dlh = d_log_h(z);
-            for j in 0..d {
-                let dm = dmeans[k * d + j];
-                grad[j] += w * (dlh * (dm - z * dsigma[j]) / sigma + dsigma[j] / sigma);
+        let mut sigma_coef = 0.0;
+        for ((t, slope), (m, b)) in terms.iter_mut().zip(&slopes).zip(means.iter().zip(self.draws.best())) {
+            if *t == f64::NEG_INFINITY {
+                *t = 0.0;
+                continue;
             }
+            let w = (*t - log_total).exp();
+            let z = (m - b) / sigma;
+            sigma_coef += w * (1.0 - slope * z) / sigma;
+            *t = w * slope / sigma; // the weight of ∂m_s
         }
+        self.draws.weighted_mean_grad(x, &cross, &terms, grad);
+        grad.iter_mut().zip(&dsigma).for_each(|(g, ds)| *g += sigma_coef * ds);
         value
     }
 
@@ -84,7 +117,39 @@ impl Acquisition for LogNei {
         (0..vars.len())
             .map(|p| {
                 row.iter_mut().enumerate().for_each(|(s, v)| *v = means[(p, s)]);
-                self.combine(&row, floored_sigma(self.draws.model(), vars[p]), &mut terms)
+                self.combine(&row, floored_sigma(self.draws.model(), vars[p]), &mut terms, None)
+            })
+            .collect()
+    }
+
+    /// Screens with `max_s ln EI_s − ln S ≤ ln NEI ≤ max_s ln EI_s` (the mean of S terms lies between the largest
+    /// over S and the largest), one `ln h` per point at the largest z: points whose upper bound is below the
+    /// `keep`-th largest lower bound cannot be among the best `keep`.
+    fn best_values(&self, xs: &[f64], keep: usize) -> Vec<f64> {
+        let (means, vars) = self.draws.posterior_batch(xs);
+        let count = self.draws.count();
+        let sigmas: Vec<f64> = vars.iter().map(|v| floored_sigma(self.draws.model(), *v)).collect();
+        let upper: Vec<f64> = (0..vars.len())
+            .map(|p| {
+                let z_max = (0..count).map(|s| means[(p, s)] - self.draws.best()[s]).fold(f64::NEG_INFINITY, f64::max);
+                log_h(z_max / sigmas[p]) + sigmas[p].ln()
+            })
+            .collect();
+        let mut lower: Vec<f64> = upper.iter().map(|u| u - (count as f64).ln()).collect();
+        let threshold = if keep == 0 || keep > lower.len() {
+            f64::NEG_INFINITY
+        } else {
+            *lower.select_nth_unstable_by(keep - 1, |a, b| b.total_cmp(a)).1
+        };
+        let mut terms = vec![0.0; count];
+        let mut row = vec![0.0; count];
+        (0..vars.len())
+            .map(|p| {
+                if upper[p] < threshold {
+                    return f64::NEG_INFINITY;
+                }
+                row.iter_mut().enumerate().for_each(|(s, v)| *v = means[(p, s)]);
+                self.combine(&row, sigmas[p], &mut terms, None)
             })
             .collect()
     }

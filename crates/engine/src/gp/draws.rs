@@ -13,6 +13,12 @@ use super::{Gp, dot};
 use crate::error::Result;
 use crate::linalg::Cholesky;
 
+/// `∂k(x, X)/∂x` at one point, from [`DrawnModels::posterior_with_grad`].
+#[derive(Debug)]
+pub struct CrossGrad {
+    dk: Vec<f64>,
+}
+
 /// S noiseless models, one per joint posterior draw of f at the training inputs.
 #[derive(Debug, Clone)]
 pub struct DrawnModels {
@@ -70,55 +76,33 @@ impl DrawnModels {
 
     /// Every draw's mean at `x` into `means` (length S, raw units); returns the shared variance (raw units).
     pub fn posterior(&self, x: &[f64], means: &mut [f64]) -> f64 {
-        let g = &self.twin;
-        let mut k = vec![0.0; g.n()];
-        g.prepared.cross_vec(&g.prepared.scale(x), &g.scaled_x, &mut k);
-        for (s, m) in means.iter_mut().enumerate() {
-            *m = g.raw_mean(x, dot(&k, self.alphas.col_as_slice(s)));
-        }
-        let v = g.chol.solve_l(&k);
-        (g.kernel.prior_variance(&g.hypers.theta) - dot(&v, &v)).max(0.0) * g.std.scale * g.std.scale
+        let (k, var) = self.twin.cross_and_variance(x);
+        self.means_into(x, &k, means);
+        var
     }
 
-    /// As [`DrawnModels::posterior`], with the means' gradients in x (`dmeans`, S × d row-major) and the variance's
-    /// (`dvar`, length d; 0 where the variance is clamped at 0).
-    pub fn posterior_with_grad(&self, x: &[f64], means: &mut [f64], dmeans: &mut [f64], dvar: &mut [f64]) -> f64 {
-        let g = &self.twin;
-        let (n, d) = (g.n(), g.d);
-        let mut k = vec![0.0; n];
-        let mut dk = vec![0.0; n * d];
-        g.prepared.cross_vec_grad(&g.prepared.scale(x), &g.scaled_x, &mut k, &mut dk);
-        let mut prior_grad = vec![0.0; d];
-        if let Some(p) = &g.prior_mean {
-            p.add_gradient(x, &mut prior_grad);
+    /// As [`DrawnModels::posterior`], with the variance's gradient in x (`dvar`, length d; 0 where the variance is
+    /// clamped at 0). The returned [`CrossGrad`] gives weighted sums of the means' gradients
+    /// ([`DrawnModels::weighted_mean_grad`]): one n-vector per sum instead of S gradients.
+    pub fn posterior_with_grad(&self, x: &[f64], means: &mut [f64], dvar: &mut [f64]) -> (f64, CrossGrad) {
+        let (k, dk, var) = self.twin.cross_and_variance_with_grad(x, dvar);
+        self.means_into(x, &k, means);
+        (var, CrossGrad { dk })
+    }
+
+    /// `Σ_s weights_s ∂mean_s/∂x` at the point of `cross` (`x`) into `grad` (length d).
+    pub fn weighted_mean_grad(&self, x: &[f64], cross: &CrossGrad, weights: &[f64], grad: &mut [f64]) {
+        let mut alpha = vec![0.0; self.twin.n()];
+        for (s, w) in weights.iter().enumerate() {
+            alpha.iter_mut().zip(self.alphas.col_as_slice(s)).for_each(|(a, b)| *a += w * b);
         }
+        self.twin.mean_grad(x, &cross.dk, &alpha, weights.iter().sum(), grad);
+    }
+
+    fn means_into(&self, x: &[f64], k: &[f64], means: &mut [f64]) {
         for (s, m) in means.iter_mut().enumerate() {
-            let alpha = self.alphas.col_as_slice(s);
-            *m = g.raw_mean(x, dot(&k, alpha));
-            let dm = &mut dmeans[s * d..(s + 1) * d];
-            dm.copy_from_slice(&prior_grad);
-            for (i, a) in alpha.iter().enumerate() {
-                for (j, v) in dm.iter_mut().enumerate() {
-                    *v += g.std.scale * dk[i * d + j] * a;
-                }
-            }
+            *m = self.twin.raw_mean(x, dot(k, self.alphas.col_as_slice(s)));
         }
-        let mut v = crate::linalg::col(&k);
-        g.chol.solve_l_in_place(v.as_mut());
-        let var_std = g.kernel.prior_variance(&g.hypers.theta) - v.col_as_slice(0).iter().map(|a| a * a).sum::<f64>();
-        g.chol.solve_lt_in_place(v.as_mut());
-        let kinv_k = v.col_as_slice(0);
-        dvar.iter_mut().for_each(|v| *v = 0.0);
-        if var_std <= 0.0 {
-            return 0.0;
-        }
-        let s2 = g.std.scale * g.std.scale;
-        for i in 0..n {
-            for j in 0..d {
-                dvar[j] -= 2.0 * s2 * dk[i * d + j] * kinv_k[i];
-            }
-        }
-        var_std * s2
     }
 
     /// Every draw's mean (an `m × S` matrix) and the shared variance at `m` row-major points (raw units).

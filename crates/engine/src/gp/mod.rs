@@ -24,7 +24,7 @@ use faer::Mat;
 use serde::{Deserialize, Serialize};
 
 pub use batch::BatchPosterior;
-pub use draws::DrawnModels;
+pub use draws::{CrossGrad, DrawnModels};
 pub use expected_draw::ExpectedDraw;
 pub use fit::{FitReport, fit, log_marginal_likelihood};
 pub use fixed_samples::FixedSamples;
@@ -325,49 +325,69 @@ impl Gp {
 
     /// Posterior mean and variance of the latent f at `x` (raw units).
     pub fn posterior(&self, x: &[f64]) -> (f64, f64) {
-        let mut k = vec![0.0; self.n()];
-        self.prepared.cross_vec(&self.prepared.scale(x), &self.scaled_x, &mut k);
-        let mean = dot(&k, &self.alpha);
-        let v = self.chol.solve_l(&k);
-        let var = (self.kernel.prior_variance(&self.hypers.theta) - dot(&v, &v)).max(0.0);
-        (self.raw_mean(x, mean), var * self.std.scale * self.std.scale)
+        let (k, var) = self.cross_and_variance(x);
+        (self.raw_mean(x, dot(&k, &self.alpha)), var)
     }
 
     /// Posterior mean and variance at `x` with their gradients in x (written into `dmean`, `dvar`, length d).
     pub fn posterior_with_grad(&self, x: &[f64], dmean: &mut [f64], dvar: &mut [f64]) -> (f64, f64) {
+        let (k, dk, var) = self.cross_and_variance_with_grad(x, dvar);
+        self.mean_grad(x, &dk, &self.alpha, 1.0, dmean);
+        (self.raw_mean(x, dot(&k, &self.alpha)), var)
+    }
+
+    /// `k(x, X)` (standardised units) and the posterior variance at `x` (raw units, clamped at 0): what this model's
+    /// mean and the means of models sharing its covariance ([`DrawnModels`]) are built from.
+    fn cross_and_variance(&self, x: &[f64]) -> (Vec<f64>, f64) {
+        let mut k = vec![0.0; self.n()];
+        self.prepared.cross_vec(&self.prepared.scale(x), &self.scaled_x, &mut k);
+        let v = self.chol.solve_l(&k);
+        let var = (self.kernel.prior_variance(&self.hypers.theta) - dot(&v, &v)).max(0.0);
+        (k, var * self.std.scale * self.std.scale)
+    }
+
+    /// As [`Gp::cross_and_variance`], with `∂k/∂x` (returned, `n × d` row-major) and the variance's gradient (into
+    /// `dvar`, raw units; 0 where the variance is clamped at 0).
+    fn cross_and_variance_with_grad(&self, x: &[f64], dvar: &mut [f64]) -> (Vec<f64>, Vec<f64>, f64) {
         let (n, d) = (self.n(), self.d);
         let mut k = vec![0.0; n];
         let mut dk = vec![0.0; n * d];
         self.prepared.cross_vec_grad(&self.prepared.scale(x), &self.scaled_x, &mut k, &mut dk);
-        let mean = dot(&k, &self.alpha);
         let mut v = crate::linalg::col(&k);
         self.chol.solve_l_in_place(v.as_mut());
-        let var_raw =
+        let var_std =
             self.kernel.prior_variance(&self.hypers.theta) - v.col_as_slice(0).iter().map(|a| a * a).sum::<f64>();
-        self.chol.solve_lt_in_place(v.as_mut());
-        let kinv_k = v.col_as_slice(0);
-        dmean.iter_mut().for_each(|g| *g = 0.0);
         dvar.iter_mut().for_each(|g| *g = 0.0);
-        for i in 0..n {
-            let row = &dk[i * d..(i + 1) * d];
-            for j in 0..d {
-                dmean[j] += row[j] * self.alpha[i];
-                dvar[j] -= 2.0 * row[j] * kinv_k[i];
+        if var_std <= 0.0 {
+            return (k, dk, 0.0);
+        }
+        self.chol.solve_lt_in_place(v.as_mut());
+        for (row, w) in dk.chunks_exact(d.max(1)).zip(v.col_as_slice(0)) {
+            for (g, r) in dvar.iter_mut().zip(row) {
+                *g -= 2.0 * r * w;
             }
         }
         let s2 = self.std.scale * self.std.scale;
+        dvar.iter_mut().for_each(|g| *g *= s2);
+        (k, dk, var_std * s2)
+    }
+
+    /// Gradient in x of the raw mean with weights `alpha` (`raw_mean(x, k(x, X)·alpha)`) into `dmean`, from `∂k/∂x`
+    /// (`dk`, `n × d` row-major); the prior mean's gradient enters `prior_weight` times (a sum of means' gradients,
+    /// as in [`DrawnModels::weighted_mean_grad`], adds it once per mean).
+    fn mean_grad(&self, x: &[f64], dk: &[f64], alpha: &[f64], prior_weight: f64, dmean: &mut [f64]) {
+        dmean.iter_mut().for_each(|g| *g = 0.0);
+        for (row, a) in dk.chunks_exact(self.d.max(1)).zip(alpha) {
+            for (g, r) in dmean.iter_mut().zip(row) {
+                *g += r * a;
+            }
+        }
         dmean.iter_mut().for_each(|g| *g *= self.std.scale);
         if let Some(p) = &self.prior_mean {
-            p.add_gradient(x, dmean);
+            let mut prior = vec![0.0; self.d];
+            p.add_gradient(x, &mut prior);
+            dmean.iter_mut().zip(&prior).for_each(|(g, p)| *g += prior_weight * p);
         }
-        let var = if var_raw > 0.0 {
-            dvar.iter_mut().for_each(|g| *g *= s2);
-            var_raw * s2
-        } else {
-            dvar.iter_mut().for_each(|g| *g = 0.0);
-            0.0
-        };
-        (self.raw_mean(x, mean), var)
     }
 
     /// Posterior means and variances at `m` row-major points (one triangular solve with m right-hand sides).

@@ -62,7 +62,7 @@ pub fn maximize_in_box(
         }
         space.snap(row);
     }
-    let values = acq.values(&raw);
+    let values = acq.best_values(&raw, config.restarts.max(1));
     let mut order: Vec<usize> = (0..values.len()).filter(|&i| values[i].is_finite()).collect();
     order.sort_by(|&a, &b| values[b].total_cmp(&values[a]));
     let best = match order.first() {

@@ -9,7 +9,7 @@ use engine::linalg::Cholesky;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
-use rand::{SeedableRng, rngs::StdRng};
+use rand::{Rng, SeedableRng, rngs::StdRng};
 
 use crate::common::{assert_close, plain_config};
 use crate::strategies::{self, Problem};
@@ -165,6 +165,30 @@ fn log_nei_matches_a_monte_carlo_estimate_from_joint_draws() {
         let value = nei.value(&x).exp();
         assert!(mean > 10.0 * se, "the reference at {x:?} should resolve a positive NEI: {mean} ± {se}");
         assert!((value - mean).abs() <= tol, "NEI at {x:?}: {value}, Monte Carlo {mean} ± {se}");
+    }
+}
+
+/// The optimiser's screening of raw samples (`best_values`) keeps LogNEI's best `keep` points exact: every point it
+/// keeps has its exact value, every point among the best `keep` is kept, and the bounds drop some points.
+#[test]
+fn log_nei_screening_keeps_the_best_points_exact() {
+    let gp = small_gp_with_noise(0.05);
+    let nei = LogNei::new(gp.drawn_models(32, &mut StdRng::seed_from_u64(5)).expect("draws"));
+    let mut rng = StdRng::seed_from_u64(6);
+    let xs: Vec<f64> = (0..2 * 512).map(|_| rng.random::<f64>()).collect();
+    let exact = nei.values(&xs);
+    for keep in [1, 8, 64] {
+        let screened = nei.best_values(&xs, keep);
+        let mut order: Vec<usize> = (0..exact.len()).collect();
+        order.sort_by(|&a, &b| exact[b].total_cmp(&exact[a]));
+        for &i in &order[..keep] {
+            assert_eq!(screened[i].to_bits(), exact[i].to_bits(), "keep {keep}: point {i} among the best was dropped");
+        }
+        for (i, v) in screened.iter().enumerate() {
+            assert!(*v == f64::NEG_INFINITY || v.to_bits() == exact[i].to_bits(), "keep {keep}: point {i}");
+        }
+        let dropped = screened.iter().filter(|v| **v == f64::NEG_INFINITY).count();
+        assert!(dropped > 0, "keep {keep}: no point screened out");
     }
 }
 

@@ -263,13 +263,13 @@ impl GpBo {
             let started = Instant::now();
             let local_box = centre.as_ref().and_then(|c| self.local_box(first_index + k, c, &scales, &dspace));
             let seed = derive_seed(ctx.seed, k as u64);
-            let (opt, is_local) = {
+            let (opt, is_local, used_noisy_ei) = {
                 let domain_size = problem
                     .measurement
                     .candidates
                     .as_ref()
                     .map_or(crate::blocks::measurement::DEFAULT_REPRESENTER_POINTS, |c| c.len());
-                let acq = self.acquisition_for(&gp, incumbent, seed, domain_size)?;
+                let (acq, noisy_ei) = self.acquisition_for(&gp, incumbent, seed, domain_size)?;
                 let expected;
                 let inner: &dyn Acquisition = if cdims.is_empty() {
                     acq.as_ref()
@@ -299,7 +299,7 @@ impl GpBo {
                         None => maximize(acq, &dspace, &self.optim_config(), seed, &starts),
                     })
                 });
-                (opt, is_local)
+                (opt, is_local, noisy_ei)
             };
             if is_local { &mut taken_locally } else { &mut taken }.extend_from_slice(&opt.x);
             let x = problem.lift(&opt.x);
@@ -319,7 +319,7 @@ impl GpBo {
                         .into_iter()
                         .chain(
                             (self.acquisition == GpAcquisition::LogEi)
-                                .then(|| ("noisy_ei".to_string(), Value::from(self.uses_noisy_ei(&gp)))),
+                                .then(|| ("noisy_ei".to_string(), Value::from(used_noisy_ei))),
                         )
                         .collect(),
                 },
@@ -363,19 +363,16 @@ impl GpBo {
         self.options.local_cycle.unwrap_or(if self.acquisition == GpAcquisition::LogEi { LOCAL_CYCLE } else { 1 })
     }
 
-    /// Whether `gp-ei` maximises noisy EI on this model rather than LogEI over the best posterior mean.
-    fn uses_noisy_ei(&self, gp: &Gp) -> bool {
-        self.acquisition == GpAcquisition::LogEi && self.options.noisy_ei_draws > 0 && is_noisy(gp)
-    }
-
-    /// The acquisition over the full encoded space.
+    /// The acquisition over the full encoded space, and whether it is `gp-ei`'s noisy EI: on a noisy model
+    /// ([`is_noisy`]) unless `noisy_ei_draws` is 0 or the draws cannot be factorised (then LogEI over the best
+    /// posterior mean, as on a deterministic one).
     fn acquisition_for<'a>(
         &self,
         gp: &'a Gp,
         incumbent: f64,
         seed: u64,
         domain_size: usize,
-    ) -> Result<Box<dyn Acquisition + 'a>> {
+    ) -> Result<(Box<dyn Acquisition + 'a>, bool)> {
         let beta = match self.options.beta_theoretical_scale {
             Some(a) => {
                 let t = (gp.n() + 1) as f64;
@@ -385,13 +382,14 @@ impl GpBo {
             None => self.options.beta,
         };
         let mut rng = StdRng::seed_from_u64(seed);
-        Ok(match self.acquisition {
-            GpAcquisition::LogEi if self.uses_noisy_ei(gp) => {
-                match gp.drawn_models(self.options.noisy_ei_draws, &mut rng) {
-                    Ok(draws) => Box::new(LogNei::new(draws)),
-                    Err(_) => Box::new(LogEi::new(gp, incumbent)),
-                }
-            }
+        if self.acquisition == GpAcquisition::LogEi
+            && self.options.noisy_ei_draws > 0
+            && is_noisy(gp)
+            && let Ok(draws) = gp.drawn_models(self.options.noisy_ei_draws, &mut rng)
+        {
+            return Ok((Box::new(LogNei::new(draws)), true));
+        }
+        let acq: Box<dyn Acquisition + 'a> = match self.acquisition {
             GpAcquisition::LogEi => Box::new(LogEi::new(gp, incumbent)),
             GpAcquisition::Ucb => Box::new(Ucb::new(gp, beta)),
             GpAcquisition::Pi => Box::new(Pi::new(gp, incumbent)),
@@ -412,7 +410,8 @@ impl GpBo {
                 // Periodic kernels have no Fourier features here: fall back to UCB with `beta`.
                 None => Box::new(Ucb::new(gp, self.options.beta)),
             },
-        })
+        };
+        Ok((acq, false))
     }
 
     /// Context values to average over: the known context of the request, else the observed ones (≤ 128 latest).
@@ -508,6 +507,19 @@ impl Acquisition for Excluding<'_> {
             if self.is_excluded(x) {
                 *value = f64::NEG_INFINITY;
             }
+        }
+        v
+    }
+
+    /// The inner acquisition screens the admissible points only, so its best `keep` are the best admissible ones.
+    fn best_values(&self, xs: &[f64], keep: usize) -> Vec<f64> {
+        let d = self.dim().max(1);
+        let admissible: Vec<usize> =
+            (0..xs.len() / d).filter(|&i| !self.is_excluded(&xs[i * d..(i + 1) * d])).collect();
+        let kept: Vec<f64> = admissible.iter().flat_map(|&i| xs[i * d..(i + 1) * d].iter().copied()).collect();
+        let mut v = vec![f64::NEG_INFINITY; xs.len() / d];
+        for (&i, value) in admissible.iter().zip(self.inner.best_values(&kept, keep)) {
+            v[i] = value;
         }
         v
     }
