@@ -1,5 +1,7 @@
-"""Compares `bench latency` result files of two builds: the thread-CPU milliseconds of one suggest call
-(method `gp-ei-thread-cpu`) per dimension and n, as the median over files of each file's median over repeats.
+"""Compares `bench latency` result files of two builds: the milliseconds of one suggest call per dimension and n,
+as the median over files of each file's median over repeats. `--method gp-ei-thread-cpu` (the default) reads thread
+CPU time, which other load inflates least but which some kernels tick in 4 ms steps; `--method gp-ei` reads wall
+time, the one to use on a quiet machine.
 
     python3 tools/bench/latency_compare.py --before a/latency.json b/latency.json --after c/latency.json d/latency.json
 
@@ -11,6 +13,7 @@ import statistics
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--before", nargs="+", required=True)
 parser.add_argument("--after", nargs="+", required=True)
+parser.add_argument("--method", default="gp-ei-thread-cpu", choices=["gp-ei-thread-cpu", "gp-ei"])
 args = parser.parse_args()
 
 
@@ -18,7 +21,7 @@ def medians(path):
     out = {}
     for e in json.load(open(path))["experiments"]:
         for m in e["methods"]:
-            if m["name"] != "gp-ei-thread-cpu":
+            if m["name"] != args.method:
                 continue
             d = int(e["name"].rsplit("_d", 1)[1])
             for j, n in enumerate(m["runs"][0]["x"]):
