@@ -40,8 +40,7 @@ pub trait Acquisition {
     /// Values at `m` row-major points for choosing the best `keep` of them (the optimiser's raw samples): exact
     /// wherever a point can be among the best `keep`, −∞ where the implementation proves it cannot be. Defaults to
     /// [`Acquisition::values`]; [`LogNei`] screens with cheap bounds.
-    fn best_values(&self, xs: &[f64], keep: usize) -> Vec<f64> {
-        let _ = keep;
+    fn best_values(&self, xs: &[f64], _keep: usize) -> Vec<f64> {
         self.values(xs)
     }
 }

@@ -46,10 +46,7 @@ impl Gp {
             let r: Vec<f64> = draw
                 .iter()
                 .zip(self.x.chunks_exact(self.d.max(1)))
-                .map(|(f, x)| {
-                    let m = self.prior_mean.as_ref().map_or(0.0, |p| p.value(x));
-                    (f - m - self.std.shift) / self.std.scale - self.hypers.mean
-                })
+                .map(|(f, x)| self.standardised_target(x, *f))
                 .collect();
             alphas.col_as_slice_mut(s).copy_from_slice(&twin.chol.solve(&r));
         }
@@ -115,13 +112,9 @@ impl DrawnModels {
             let means = Mat::from_fn(m, s_count, |p, _| g.raw_mean(&xs[p * d..(p + 1) * d], 0.0));
             return (means, vec![g.prior_variance(); m]);
         }
-        let mut kt = g.prepared.cross(&g.scaled_x, &g.prepared.scale(xs)); // n × m
+        let kt = g.batch_cross(xs); // n × m
         let std_means = kt.transpose() * &self.alphas; // m × S
         let means = Mat::from_fn(m, s_count, |p, s| g.raw_mean(&xs[p * d..(p + 1) * d], std_means[(p, s)]));
-        g.chol.solve_l_in_place(kt.as_mut());
-        let pv = g.kernel.prior_variance(&g.hypers.theta);
-        let s2 = g.std.scale * g.std.scale;
-        let vars = (0..m).map(|p| (pv - kt.col_as_slice(p).iter().map(|a| a * a).sum::<f64>()).max(0.0) * s2).collect();
-        (means, vars)
+        (means, g.batch_variances(kt))
     }
 }

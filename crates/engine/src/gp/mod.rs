@@ -398,14 +398,32 @@ impl Gp {
             let pv = self.prior_variance();
             return (xs.chunks_exact(d).map(|x| self.raw_mean(x, 0.0)).collect(), vec![pv; m]);
         }
-        let mut kt = self.prepared.cross(&self.scaled_x, &self.prepared.scale(xs)); // n × m
+        let kt = self.batch_cross(xs);
         let means: Vec<f64> =
             (0..m).map(|j| self.raw_mean(&xs[j * d..(j + 1) * d], dot(kt.col_as_slice(j), &self.alpha))).collect();
+        (means, self.batch_variances(kt))
+    }
+
+    /// `k(X, xs)` (`n × m`, standardised units) at `m` row-major points: the batch form of the cross-covariance that
+    /// this model's means and those of models sharing its covariance ([`DrawnModels`]) are built from.
+    fn batch_cross(&self, xs: &[f64]) -> Mat<f64> {
+        self.prepared.cross(&self.scaled_x, &self.prepared.scale(xs))
+    }
+
+    /// The posterior variances (raw units, clamped at 0) from `k(X, xs)` of [`Gp::batch_cross`], by one triangular
+    /// solve with m right-hand sides (in place, so `kt` is consumed).
+    fn batch_variances(&self, mut kt: Mat<f64>) -> Vec<f64> {
         self.chol.solve_l_in_place(kt.as_mut());
         let pv = self.kernel.prior_variance(&self.hypers.theta);
         let s2 = self.std.scale * self.std.scale;
-        let vars = (0..m).map(|j| (pv - kt.col_as_slice(j).iter().map(|a| a * a).sum::<f64>()).max(0.0) * s2).collect();
-        (means, vars)
+        (0..kt.ncols()).map(|j| (pv - kt.col_as_slice(j).iter().map(|a| a * a).sum::<f64>()).max(0.0) * s2).collect()
+    }
+
+    /// A raw value `y` at `x` in the units the GP fits: standardised, less the prior and constant means (the inverse
+    /// of [`Gp::raw_mean`]).
+    fn standardised_target(&self, x: &[f64], y: f64) -> f64 {
+        let m = self.prior_mean.as_ref().map_or(0.0, |p| p.value(x));
+        (y - m - self.std.shift) / self.std.scale - self.hypers.mean
     }
 
     /// Joint posterior of f at `m` points: means and the `m × m` covariance (raw units).
@@ -437,10 +455,10 @@ impl Gp {
         let noise = self.hypers.noise_variance + known_noise_var.unwrap_or(0.0) / s2;
         let k_nn = self.kernel.prior_variance(&self.hypers.theta) + noise;
         self.chol.extend(&k, k_nn)?;
-        let m = self.prior_mean.as_ref().map_or(0.0, |p| p.value(x));
+        let target = self.standardised_target(x, y);
         self.x.extend_from_slice(x);
         self.prepared.scale_into(x, &mut self.scaled_x);
-        self.r.push((y - m - self.std.shift) / self.std.scale - self.hypers.mean);
+        self.r.push(target);
         self.noise.push(noise);
         self.alpha = self.chol.solve(&self.r);
         Ok(())
