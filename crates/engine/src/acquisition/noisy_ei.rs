@@ -13,7 +13,8 @@
 //! for any g at most the slope at `z_max`: below 0 at least `−z` (the Mills-ratio bound `Φ(z)/φ(z) ≥ −z/(z² + 1)`)
 //! and at least the slope at 0, `Φ(0)/h(0) ≈ 1.2533`; above 0 at least `1/(z + 0.8)` (`φ/Φ ≤ φ(0)/Φ(0) < 0.8`).
 //! How many draws it skips depends on how widely their z spread, i.e. on σ being small against the spread of the
-//! draws' means and incumbents. The optimiser's raw samples are screened more coarsely (`best_values` below).
+//! draws' means and incumbents. The optimiser's raw samples are screened by branch and bound on the same tangent
+//! (`best_values` below).
 
 use super::Acquisition;
 use super::analytic::floored_sigma;
@@ -22,6 +23,13 @@ use crate::special::{log_h, log_h_with_slope};
 
 /// Terms of the log-sum this far (in ln) below the largest are dropped: they add less than `e^−40` of it.
 const NEGLIGIBLE: f64 = 40.0;
+
+/// Steps per unit (in ln) of the table `e^{−k/DECAY_STEPS}` to which `best_values` rounds its bound's decay
+/// factors up: the bound is loose by at most `1/DECAY_STEPS` per term.
+const DECAY_STEPS: f64 = 16.0;
+
+/// Relative slack added to the screening bound of `best_values` against rounding in `ln h`.
+const BOUND_MARGIN: f64 = 1e-6;
 
 /// A lower bound of `(ln h)'(z)`, the slope of the concave `ln h` (module docs).
 fn log_h_slope_bound(z: f64) -> f64 {
@@ -123,35 +131,47 @@ impl Acquisition for LogNei {
             .collect()
     }
 
-    /// Screens with `max_s ln EI_s − ln S ≤ ln NEI ≤ max_s ln EI_s` (the mean of S terms lies between the largest
-    /// over S and the largest), one `ln h` per point at the largest z: points whose upper bound is below the
-    /// `keep`-th largest lower bound cannot be among the best `keep`.
+    /// Branch and bound: points are evaluated exactly in decreasing order of an upper bound of `ln NEI` until the
+    /// next bound falls below the `keep`-th best exact value; the points left cannot be among the best `keep`
+    /// (their value is at most their bound), so they get −∞, and the best `keep` are exactly those of `values`.
+    /// The bound is the tangent of the concave `ln h` at the largest z (module docs),
+    /// `ln h(z_s) ≤ ln h(z_max) − g (z_max − z_s)` with g a lower bound of its slope there, each `e^{−g Δ}` rounded
+    /// up to the next step of [`DECAY_STEPS`]: one `ln h` per point instead of S.
     fn best_values(&self, xs: &[f64], keep: usize) -> Vec<f64> {
         let (means, vars) = self.draws.posterior_batch(xs);
         let count = self.draws.count();
         let sigmas: Vec<f64> = vars.iter().map(|v| floored_sigma(self.draws.model(), *v)).collect();
+        let decay: Vec<f64> =
+            (0..=(NEGLIGIBLE * DECAY_STEPS) as usize).map(|k| (-(k as f64) / DECAY_STEPS).exp()).collect();
+        let mut gains = vec![0.0; count]; // m_s − b_s, raw units
         let upper: Vec<f64> = (0..vars.len())
             .map(|p| {
-                let z_max = (0..count).map(|s| means[(p, s)] - self.draws.best()[s]).fold(f64::NEG_INFINITY, f64::max);
-                log_h(z_max / sigmas[p]) + sigmas[p].ln()
+                let sigma = sigmas[p];
+                gains.iter_mut().zip(self.draws.best()).enumerate().for_each(|(s, (g, b))| *g = means[(p, s)] - b);
+                let largest = gains.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let slope = log_h_slope_bound(largest / sigma) * DECAY_STEPS / sigma;
+                let step = |g: &f64| ((slope * (largest - g)) as usize).min(decay.len() - 1);
+                let sum: f64 = gains.iter().map(|g| decay[step(g)]).sum();
+                let lh = log_h(largest / sigma);
+                lh + sigma.ln() + (sum / count as f64).ln() + BOUND_MARGIN * (1.0 + lh.abs())
             })
             .collect();
-        let mut lower: Vec<f64> = upper.iter().map(|u| u - (count as f64).ln()).collect();
-        let threshold = if keep == 0 || keep > lower.len() {
-            f64::NEG_INFINITY
-        } else {
-            *lower.select_nth_unstable_by(keep - 1, |a, b| b.total_cmp(a)).1
-        };
-        let mut terms = vec![0.0; count];
-        let mut row = vec![0.0; count];
-        (0..vars.len())
-            .map(|p| {
-                if upper[p] < threshold {
-                    return f64::NEG_INFINITY;
-                }
-                row.iter_mut().enumerate().for_each(|(s, v)| *v = means[(p, s)]);
-                self.combine(&row, sigmas[p], &mut terms, None)
-            })
-            .collect()
+        let mut order: Vec<usize> = (0..vars.len()).collect();
+        order.sort_by(|&a, &b| upper[b].total_cmp(&upper[a]));
+        let keep = if keep == 0 { vars.len() } else { keep };
+        let mut values = vec![f64::NEG_INFINITY; vars.len()];
+        let mut best: Vec<f64> = Vec::with_capacity(keep + 1); // the best `keep` exact values so far, decreasing
+        let (mut terms, mut row) = (vec![0.0; count], vec![0.0; count]);
+        for p in order {
+            if best.len() == keep && upper[p] < best[keep - 1] {
+                break;
+            }
+            row.iter_mut().enumerate().for_each(|(s, v)| *v = means[(p, s)]);
+            let value = self.combine(&row, sigmas[p], &mut terms, None);
+            values[p] = value;
+            best.insert(best.partition_point(|t| t.total_cmp(&value).is_ge()), value);
+            best.truncate(keep);
+        }
+        values
     }
 }

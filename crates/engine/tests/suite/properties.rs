@@ -169,7 +169,8 @@ fn log_nei_matches_a_monte_carlo_estimate_from_joint_draws() {
 }
 
 /// The optimiser's screening of raw samples (`best_values`) keeps LogNEI's best `keep` points exact: every point it
-/// keeps has its exact value, every point among the best `keep` is kept, and the bounds drop some points.
+/// keeps has its exact value, every point among the best `keep` is kept, and the bound drops most points (here 423
+/// to 489 of 512).
 #[test]
 fn log_nei_screening_keeps_the_best_points_exact() {
     let gp = small_gp_with_noise(0.05);
@@ -188,7 +189,7 @@ fn log_nei_screening_keeps_the_best_points_exact() {
             assert!(*v == f64::NEG_INFINITY || v.to_bits() == exact[i].to_bits(), "keep {keep}: point {i}");
         }
         let dropped = screened.iter().filter(|v| **v == f64::NEG_INFINITY).count();
-        assert!(dropped > 0, "keep {keep}: no point screened out");
+        assert!(2 * dropped > exact.len(), "keep {keep}: the bound screened out only {dropped} of {}", exact.len());
     }
 }
 
