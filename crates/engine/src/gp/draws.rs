@@ -113,8 +113,12 @@ impl DrawnModels {
             return (means, vec![g.prior_variance(); m]);
         }
         let kt = g.batch_cross(xs); // n × m
-        let std_means = kt.transpose() * &self.alphas; // m × S
-        let means = Mat::from_fn(m, s_count, |p, s| g.raw_mean(&xs[p * d..(p + 1) * d], std_means[(p, s)]));
+        let mut means = kt.transpose() * &self.alphas; // m × S, standardised, then raw in place
+        for s in 0..s_count {
+            for (v, x) in means.col_as_slice_mut(s).iter_mut().zip(xs.chunks_exact(d)) {
+                *v = g.raw_mean(x, *v);
+            }
+        }
         (means, g.batch_variances(kt))
     }
 }
