@@ -57,6 +57,9 @@ pub struct Args {
     /// one table).
     #[arg(long)]
     pub label: Option<String>,
+    /// Suite latency: only these numbers of observations (comma-separated, e.g. `25,50`).
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Option<Vec<usize>>,
 }
 
 impl Args {
@@ -137,5 +140,7 @@ mod tests {
         assert!(!args.method_selected("drbo-kde"));
         let all = Args::parse_from(["bench", "seed002"]);
         assert!(all.selected("anything") && all.method_selected("anything"));
+        assert_eq!(all.sizes, None);
+        assert_eq!(Args::parse_from(["bench", "latency", "--sizes", "25,50"]).sizes, Some(vec![25, 50]));
     }
 }

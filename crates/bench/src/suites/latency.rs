@@ -1,6 +1,6 @@
 //! `latency`: engine suggest time (hyperparameter refit + acquisition optimisation, `gp-ei`) against the number
 //! of observations n ∈ {25, 50, 100, 200, 500, 1000} and dimension d ∈ {2, 6, 12}; median and 95th percentile over
-//! repeats. `--quick` stops at n = 200.
+//! repeats. `--quick` stops at n = 200; `--sizes 25,50` measures only those n.
 //!
 //! Each repeat is the situation of a running study: n observations of Levy-d (scrambled Sobol points plus uniform
 //! ones), the policy state holding the hyperparameters fitted at n − 1 observations (the warm start), and a refit
@@ -22,7 +22,11 @@ use crate::runner::{runs_by_repetition, thread_cpu_ms, unit_assignments, unit_pa
 /// Runs the suite.
 pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
     let mut result = SuiteResult::new("latency", args.quick);
-    let ns: Vec<usize> = [25, 50, 100, 200, 500, 1000].into_iter().filter(|&n| !args.quick || n <= 200).collect();
+    let ns: Vec<usize> = [25, 50, 100, 200, 500, 1000]
+        .into_iter()
+        .filter(|&n| (!args.quick || n <= 200) && args.sizes.as_ref().is_none_or(|s| s.contains(&n)))
+        .collect();
+    anyhow::ensure!(!ns.is_empty(), "--sizes selects none of 25, 50, 100, 200, 500, 1000 (200 at most with --quick)");
     let mut table = Vec::new();
     for d in [2usize, 6, 12] {
         let name = format!("suggest_latency_d{d}");
