@@ -9,6 +9,8 @@ the machine's load, unlike wall time; each binary must have `bench latency --siz
 Prints a markdown table (millions of instructions per cell, and each binary's ratio to the first) and, with
 `--out`, writes the counts as JSON; finished cells are read back from it, so a stopped run can be resumed.
 `--env-filter` passes the size as `BENCH_LATENCY_N` instead of `--sizes` (for builds patched that way).
+`--measured-only` counts only the measured suggest of each repeat (the one `bench latency` times, with the warm
+start), not its warm-up suggest: callgrind dumps after every suggest, and the even dumps are the measured ones.
 """
 import argparse
 import json
@@ -24,6 +26,7 @@ parser.add_argument("--dims", default="2,6,12")
 parser.add_argument("--sizes", default="25,50,100,200")
 parser.add_argument("--seeds", type=int, default=3)
 parser.add_argument("--out", help="JSON file of the counts (read back to resume)")
+parser.add_argument("--measured-only", action="store_true", help="count the measured suggests, not the warm-ups")
 parser.add_argument("--env-filter", action="store_true", help="select n with BENCH_LATENCY_N instead of --sizes")
 args = parser.parse_args()
 
@@ -36,7 +39,8 @@ counts = json.load(open(args.out)) if args.out and os.path.exists(args.out) else
 def measure(path: str, d: int, n: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out",
-               "--toggle-collect=engine::study::Study::suggest", path, "latency", "--quick", "--seeds",
+               "--toggle-collect=engine::study::Study::suggest",
+               *(["--dump-after=engine::study::Study::suggest"] if args.measured_only else []), path, "latency", "--quick", "--seeds",
                str(args.seeds), "--only", f"suggest_latency_d{d}", "--out", tmp]
         env = dict(os.environ)
         if args.env_filter:
@@ -47,7 +51,16 @@ def measure(path: str, d: int, n: int) -> int:
         found = re.search(r"Collected : (\d+)", run.stderr)
         if run.returncode != 0 or not found:
             sys.exit(f"{' '.join(cmd)} failed:\n{run.stderr[-2000:]}")
-        return int(found.group(1))
+        if not args.measured_only:
+            return int(found.group(1))
+        # Dumps 1, 2, … are the suggests in call order: warm-up, measured, warm-up, measured, …
+        dumps = []
+        for k in range(1, 2 * args.seeds + 1):
+            text = open(f"{tmp}/cg.out.{k}").read()
+            dumps.append(int(re.search(r"^totals: (\d+)", text, re.M).group(1)))
+        if sum(dumps) != int(found.group(1)):
+            sys.exit(f"{' '.join(cmd)}: the dumps do not add up to the collected count")
+        return sum(dumps[1::2])
 
 
 for d in dims:

@@ -4,7 +4,10 @@
 //!
 //! Each repeat is the situation of a running study: n observations of Levy-d (scrambled Sobol points plus uniform
 //! ones), the policy state holding the hyperparameters fitted at n − 1 observations (the warm start), and a refit
-//! forced for the measured call (`refit_every: 1`), so the time includes a full hyperparameter fit.
+//! forced for the measured call (`refit_every: 1`), so the time includes a full hyperparameter fit. The state also
+//! holds the output warp's choice made at n − 1, so from n = 20 on the measured refit is one between choices (fits
+//! the chosen model alone), as most refits of a running study are: the choice is made again once n/10 more
+//! observations arrived (`docs/algorithms.md`, `output_warping`) and then costs one more quasi-Newton run.
 //!
 //! Two numbers per call: wall time (method `gp-ei`, what a client waits for) and the CPU time of the calling
 //! thread (method `gp-ei-thread-cpu`, from `/proc/thread-self/schedstat`), which other load on the machine does

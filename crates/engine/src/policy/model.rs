@@ -149,6 +149,14 @@ pub struct ModelState {
     /// the choice existed, which then warp whenever the warp's own test asks for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warped: Option<bool>,
+    /// Number of observations at the last warp choice ([`warp_choice_due`]); 0 in states stored before the
+    /// schedule existed, which then choose at their next refit.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warp_chosen_at: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl ModelState {
@@ -290,14 +298,30 @@ pub fn fit_model(ctx: &Context<'_>, state: &mut ModelState, options: &ModelOptio
         config.restarts = 0;
         config.default_start = false;
     }
+    let choose = state.warped.is_none() || warp_choice_due(n, state.warp_chosen_at);
     let (gp, warp) = match proposed {
-        None => (gp::fit(&raw, &config, state.hypers.as_ref(), ctx.seed)?.0, None),
-        Some(w) => choose_warp(&raw, &warped_data(&w), w, &config, state.hypers.as_ref(), state.warped, ctx.seed)?,
+        Some(w) if choose => {
+            state.warp_chosen_at = n;
+            choose_warp(&raw, &warped_data(&w), w, &config, state.hypers.as_ref(), state.warped, ctx.seed)?
+        }
+        Some(w) if state.warped == Some(true) => {
+            (gp::fit(&warped_data(&w), &config, state.hypers.as_ref(), ctx.seed)?.0, Some(w))
+        }
+        _ => (gp::fit(&raw, &config, state.hypers.as_ref(), ctx.seed)?.0, None),
     };
     state.hypers = Some(gp.hyperparameters().clone());
     state.fitted_at = n;
     state.warped = proposed.map(|_| warp.is_some());
     Ok(Some(FittedModel { gp, refit: true, millis: started.elapsed().as_secs_f64() * 1e3, warp }))
+}
+
+/// Whether a refit at `n` observations chooses between the raw and the warped model again ([`choose_warp`]) after
+/// a choice at `chosen_at`: at every refit up to 19 observations, then whenever a tenth more arrived since. Between
+/// choices a refit fits the chosen model alone. One observation rarely turns the choice, and its second fit is
+/// about a quarter of a refit's cost (at d = 12, n = 100: 1065 likelihood evaluations against 753 without it;
+/// `docs/bench/robust.md`, "Suggest latency").
+fn warp_choice_due(n: usize, chosen_at: usize) -> bool {
+    n < chosen_at || n - chosen_at >= (n / 10).max(1)
 }
 
 /// The raw or the warped model, whichever has the larger evidence for the *raw* values: the warped GP's log

@@ -11,6 +11,7 @@
 //! - [`local_steps`]: `gp-ei`'s local steps stay in their box around the incumbent, on the stated cycle;
 //! - [`noisy_ei`]: `gp-ei` switches to noisy EI on noisy values and keeps LogEI on deterministic ones;
 //! - [`recommendation`]: `best`'s recommended point stays next to an observed one;
+//! - [`warp_choice`]: the output warp's choice between raw and warped model on its schedule;
 //! - [`options`]: invalid algorithm options named exactly in every family; `best`/`predict` use the policy's model.
 
 mod batches;
@@ -30,3 +31,4 @@ mod reference;
 mod robustness;
 mod seed003;
 mod strategies;
+mod warp_choice;
