@@ -295,12 +295,26 @@ impl Space {
 
     /// Moves `x` to the nearest representable point: clamps to `[0,1]`, integers to their cell centre, one-hot
     /// blocks to the arg-max choice.
+    /// The same arithmetic as decoding and encoding again, without building the JSON value (the acquisition
+    /// optimiser snaps every raw sample).
     pub fn snap(&self, x: &mut [f64]) {
         for (i, p) in self.params.iter().enumerate() {
             let r = self.dims_of(i);
-            let enc = encode_value(&p.domain, &decode_value(&p.domain, &x[r.clone()]))
-                .unwrap_or_else(|_| x[r.clone()].to_vec());
-            x[r].copy_from_slice(&enc);
+            match p.domain {
+                Domain::Float { low, high, log } => {
+                    let v = float_of_unit(low, high, log, x[r.start]);
+                    if v.is_finite() {
+                        x[r.start] = unit_of_float(low, high, log, v);
+                    }
+                }
+                Domain::Int { low, high, log } => {
+                    x[r.start] = unit_of_int(low, high, log, int_of_unit(low, high, log, x[r.start]))
+                }
+                Domain::Categorical { .. } => {
+                    let j = arg_max(&x[r.clone()]);
+                    x[r].iter_mut().enumerate().for_each(|(q, v)| *v = f64::from(u8::from(q == j)));
+                }
+            }
         }
     }
 
@@ -446,6 +460,46 @@ fn int_log_range(low: i64, high: i64) -> (f64, f64) {
     ((low as f64 - 0.5).ln(), (high as f64 + 0.5).ln())
 }
 
+/// The float parameter's value at encoded coordinate `u` (clamped to the cube and to `[low, high]`).
+fn float_of_unit(low: f64, high: f64, log: bool, u: f64) -> f64 {
+    let u = u.clamp(0.0, 1.0);
+    let v = if log { (low.ln() + u * (high.ln() - low.ln())).exp() } else { low + u * (high - low) };
+    v.clamp(low, high)
+}
+
+/// The encoded coordinate of the float value `x` (in range).
+fn unit_of_float(low: f64, high: f64, log: bool, x: f64) -> f64 {
+    if log { (x.ln() - low.ln()) / (high.ln() - low.ln()) } else { (x - low) / (high - low) }
+}
+
+/// The integer parameter's value at encoded coordinate `u`: the cell of width `1/(high − low + 1)` it falls in
+/// (log scale: the nearest integer to the decoded value), clamped to `[low, high]`.
+fn int_of_unit(low: i64, high: i64, log: bool, u: f64) -> i64 {
+    let u = u.clamp(0.0, 1.0);
+    let k = if log {
+        let (lo, hi) = int_log_range(low, high);
+        (lo + u * (hi - lo)).exp().round() as i64
+    } else {
+        low + (u * (high - low + 1) as f64).floor() as i64
+    };
+    k.clamp(low, high)
+}
+
+/// The encoded coordinate of the integer `k` (in range): its cell's centre.
+fn unit_of_int(low: i64, high: i64, log: bool, k: i64) -> f64 {
+    if log {
+        let (lo, hi) = int_log_range(low, high);
+        ((k as f64).ln() - lo) / (hi - lo)
+    } else {
+        (k - low) as f64 / (high - low + 1) as f64 + 0.5 / (high - low + 1) as f64
+    }
+}
+
+/// The first index of the largest entry (a one-hot block's choice).
+fn arg_max(x: &[f64]) -> usize {
+    x.iter().enumerate().fold(0, |best, (j, v)| if *v > x[best] { j } else { best })
+}
+
 fn encode_value(domain: &Domain, v: &Value) -> Result<Vec<f64>, String> {
     match domain {
         Domain::Float { low, high, log } => {
@@ -456,7 +510,7 @@ fn encode_value(domain: &Domain, v: &Value) -> Result<Vec<f64>, String> {
             if x < *low || x > *high {
                 return Err(format!("{x} is outside [{low}, {high}]"));
             }
-            Ok(vec![if *log { (x.ln() - low.ln()) / (high.ln() - low.ln()) } else { (x - low) / (high - low) }])
+            Ok(vec![unit_of_float(*low, *high, *log, x)])
         }
         Domain::Int { low, high, log } => {
             let x = v.as_f64().ok_or_else(|| format!("expected an integer, got {}", type_name(v)))?;
@@ -467,12 +521,7 @@ fn encode_value(domain: &Domain, v: &Value) -> Result<Vec<f64>, String> {
             if k < *low || k > *high {
                 return Err(format!("{k} is outside [{low}, {high}]"));
             }
-            Ok(vec![if *log {
-                let (lo, hi) = int_log_range(*low, *high);
-                ((k as f64).ln() - lo) / (hi - lo)
-            } else {
-                (k - low) as f64 / (high - low + 1) as f64 + 0.5 / (high - low + 1) as f64
-            }])
+            Ok(vec![unit_of_int(*low, *high, *log, k)])
         }
         Domain::Categorical { choices } => {
             let s =
@@ -487,25 +536,9 @@ fn encode_value(domain: &Domain, v: &Value) -> Result<Vec<f64>, String> {
 
 fn decode_value(domain: &Domain, x: &[f64]) -> Value {
     match domain {
-        Domain::Float { low, high, log } => {
-            let u = x[0].clamp(0.0, 1.0);
-            let v = if *log { (low.ln() + u * (high.ln() - low.ln())).exp() } else { low + u * (high - low) };
-            Value::from(v.clamp(*low, *high))
-        }
-        Domain::Int { low, high, log } => {
-            let u = x[0].clamp(0.0, 1.0);
-            let k = if *log {
-                let (lo, hi) = int_log_range(*low, *high);
-                (lo + u * (hi - lo)).exp().round() as i64
-            } else {
-                low + (u * (high - low + 1) as f64).floor() as i64
-            };
-            Value::from(k.clamp(*low, *high))
-        }
-        Domain::Categorical { choices } => {
-            let j = x.iter().enumerate().fold(0, |best, (j, v)| if *v > x[best] { j } else { best });
-            Value::from(choices[j].clone())
-        }
+        Domain::Float { low, high, log } => Value::from(float_of_unit(*low, *high, *log, x[0])),
+        Domain::Int { low, high, log } => Value::from(int_of_unit(*low, *high, *log, x[0])),
+        Domain::Categorical { choices } => Value::from(choices[arg_max(x)].clone()),
     }
 }
 
