@@ -1,7 +1,10 @@
 //! Thin facade over faer: a Cholesky factor with a jitter ladder, solves, and O(n²) extension.
 //!
 //! Everything runs with `Par::Seq`: for the sizes of BO (n ≲ 2000) faer's sequential kernels are as fast as the
-//! parallel ones and leave the server's other requests their core.
+//! parallel ones and leave the server's other requests their core. Up to order [`SMALL`] the single-vector solves
+//! are plain substitution loops over L's contiguous columns instead: there faer's recursive,
+//! blocked kernels spend more instructions on dispatch than on arithmetic (`bench latency` under callgrind,
+//! `docs/bench/robust.md`, "Suggest latency"). The results agree with faer's to rounding.
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::{self, factor::LltRegularization};
@@ -14,6 +17,8 @@ use crate::error::{Error, Result};
 const JITTER_START: f64 = 1e-8;
 /// Number of rungs (each ×10): the last adds 1e-2 × mean diagonal.
 const JITTER_RUNGS: usize = 7;
+/// Largest order solved by the substitution loops of this module rather than by faer (module docs).
+const SMALL: usize = 64;
 
 /// Lower Cholesky factor `L` of `A + jitter·I`, with the jitter that was needed.
 #[derive(Debug, Clone)]
@@ -67,13 +72,43 @@ impl Cholesky {
     }
 
     /// `b ← L⁻¹ b`.
-    pub fn solve_l_in_place(&self, b: MatMut<'_, f64>) {
+    pub fn solve_l_in_place(&self, mut b: MatMut<'_, f64>) {
+        if self.n() <= SMALL
+            && b.ncols() == 1
+            && let Some(v) = b.as_mut().col_mut(0).try_as_col_major_mut()
+        {
+            return self.forward_substitute(v.as_slice_mut());
+        }
         solve_lower_triangular_in_place(self.l.as_ref(), b, Par::Seq);
     }
 
     /// `b ← L⁻ᵀ b`.
-    pub fn solve_lt_in_place(&self, b: MatMut<'_, f64>) {
+    pub fn solve_lt_in_place(&self, mut b: MatMut<'_, f64>) {
+        if self.n() <= SMALL
+            && b.ncols() == 1
+            && let Some(v) = b.as_mut().col_mut(0).try_as_col_major_mut()
+        {
+            return self.back_substitute(v.as_slice_mut());
+        }
         solve_upper_triangular_in_place(self.l.as_ref().transpose(), b, Par::Seq);
+    }
+
+    /// `b ← L⁻¹ b` column by column (`b_j /= L_jj`, then `b_i −= L_ij b_j` below it).
+    fn forward_substitute(&self, b: &mut [f64]) {
+        for j in 0..b.len() {
+            let col = self.l.col_as_slice(j);
+            b[j] /= col[j];
+            let bj = b[j];
+            b[j + 1..].iter_mut().zip(&col[j + 1..]).for_each(|(v, l)| *v -= l * bj);
+        }
+    }
+
+    /// `b ← L⁻ᵀ b` from the last row up (`b_i = (b_i − Σ_{k>i} L_ki b_k) / L_ii`).
+    fn back_substitute(&self, b: &mut [f64]) {
+        for i in (0..b.len()).rev() {
+            let col = self.l.col_as_slice(i);
+            b[i] = (b[i] - dot(&b[i + 1..], &col[i + 1..])) / col[i];
+        }
     }
 
     /// `L⁻¹ b` for a vector.
@@ -153,6 +188,20 @@ fn zero_upper(mut a: MatMut<'_, f64>) {
             a[(i, j)] = 0.0;
         }
     }
+}
+
+/// `a · b` over four running sums (which the compiler can keep in vector registers; one sum cannot be reordered).
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut lanes = [0.0; 4];
+    for (x, y) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+        for k in 0..4 {
+            lanes[k] += x[k] * y[k];
+        }
+    }
+    let tail: f64 = a[n - n % 4..].iter().zip(&b[n - n % 4..]).map(|(x, y)| x * y).sum();
+    (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]) + tail
 }
 
 /// A column matrix holding `b`.

@@ -43,11 +43,23 @@ pub struct Minimum {
 /// Minimises `f` over `[lower, upper]` from `x0`. `f(x, grad)` returns the value and writes the gradient; a
 /// non-finite value is treated as "outside the domain" and makes the line search back off.
 pub fn minimize(
+    f: impl FnMut(&[f64], &mut [f64]) -> f64,
+    x0: &[f64],
+    lower: &[f64],
+    upper: &[f64],
+    config: &Config,
+) -> Minimum {
+    minimize_until(f, x0, lower, upper, config, |_, _| false)
+}
+
+/// [`minimize`], stopped after any accepted iteration at whose point `x` (with value `f(x)`) `stop(x, f(x))` holds.
+pub fn minimize_until(
     mut f: impl FnMut(&[f64], &mut [f64]) -> f64,
     x0: &[f64],
     lower: &[f64],
     upper: &[f64],
     config: &Config,
+    mut stop: impl FnMut(&[f64], f64) -> bool,
 ) -> Minimum {
     let n = x0.len();
     let project = |x: &mut [f64]| {
@@ -147,7 +159,7 @@ pub fn minimize(
             std::mem::swap(&mut x, &mut x_new);
             std::mem::swap(&mut g, &mut g_new);
             fx = f_new;
-            if small && iterations > 1 {
+            if (small && iterations > 1) || stop(&x, fx) {
                 return Minimum { x, f: fx, iterations, evaluations };
             }
         }
@@ -223,6 +235,21 @@ mod tests {
         let m = minimize(rosenbrock, &[-1.2, 1.0], &[-2.0, -2.0], &[0.5, 2.0], &Config::default());
         assert!((m.f - 0.25).abs() < 1e-9, "f = {}", m.f);
         assert!((m.x[0] - 0.5).abs() < 1e-9 && (m.x[1] - 0.25).abs() < 1e-6, "{:?}", m.x);
+    }
+
+    #[test]
+    fn minimize_until_stops_at_the_first_iteration_meeting_the_rule() {
+        let big = [1e10, 1e10];
+        let full = minimize(rosenbrock, &[-1.2, 1.0], &[-1e10, -1e10], &big, &Config::default());
+        let mut seen = Vec::new();
+        let stopped = minimize_until(rosenbrock, &[-1.2, 1.0], &[-1e10, -1e10], &big, &Config::default(), |x, f| {
+            seen.push(f);
+            x[0] > 0.5
+        });
+        // Stopped on the way: the rule held at the returned point and at no earlier iteration.
+        assert!(stopped.x[0] > 0.5 && stopped.iterations < full.iterations, "{stopped:?} vs {full:?}");
+        assert_eq!(seen.len(), stopped.iterations);
+        assert_eq!(*seen.last().unwrap(), stopped.f);
     }
 
     #[test]

@@ -513,6 +513,4 @@ fn noise_diag(data: &Data, config: &GpConfig, std: &Standardizer, learned: f64) 
     (0..data.n()).map(|i| hom + data.noise_var.as_ref().map_or(0.0, |v| v[i].max(0.0) / s2)).collect()
 }
 
-pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
+pub(crate) use crate::linalg::dot;
