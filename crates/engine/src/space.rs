@@ -295,6 +295,7 @@ impl Space {
 
     /// Moves `x` to the nearest representable point: clamps to `[0,1]`, integers to their cell centre, one-hot
     /// blocks to the arg-max choice.
+    ///
     /// The same arithmetic as decoding and encoding again, without building the JSON value (the acquisition
     /// optimiser snaps every raw sample).
     pub fn snap(&self, x: &mut [f64]) {

@@ -7,7 +7,8 @@
 
 use faer::Mat;
 
-use super::{Gp, dot};
+use super::Gp;
+use crate::linalg::dot;
 
 /// Posterior at `m` points with gradients in `q` chosen coordinates (row-major `m × q`), raw units.
 #[derive(Debug, Clone, Default, PartialEq)]

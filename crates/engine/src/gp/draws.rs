@@ -9,9 +9,10 @@
 use faer::Mat;
 use rand::Rng;
 
-use super::{Gp, dot};
+use super::Gp;
 use crate::error::Result;
 use crate::linalg::Cholesky;
+use crate::linalg::dot;
 
 /// `∂k(x, X)/∂x` at one point, from [`DrawnModels::posterior_with_grad`].
 #[derive(Debug)]

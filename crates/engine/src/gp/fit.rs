@@ -12,9 +12,10 @@ use serde::Serialize;
 
 use super::pairs::PairCache;
 use super::prior::{Slot, mean_log_prior, noise_log_prior, slots};
-use super::{Data, Gp, GpConfig, Hyperparameters, MeanModel, NoiseModel, dot, noise_diag, standardize};
+use super::{Data, Gp, GpConfig, Hyperparameters, MeanModel, NoiseModel, noise_diag, standardize};
 use crate::error::{Error, Result};
 use crate::linalg::Cholesky;
+use crate::linalg::dot;
 use crate::quasi_newton;
 
 /// What a fit did.

@@ -16,8 +16,9 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, Par};
 
-use super::{BatchPosterior, Gp, dot};
+use super::{BatchPosterior, Gp};
 use crate::kernel::KernelFamily;
+use crate::linalg::dot;
 
 /// One stationary component of the kernel, split into its free and fixed coordinates.
 #[derive(Debug, Clone)]

@@ -34,7 +34,7 @@ pub use warp::OutputWarp;
 
 use crate::error::{Error, Result};
 use crate::kernel::{Kernel, Prepared, Scaled};
-use crate::linalg::Cholesky;
+use crate::linalg::{Cholesky, dot};
 
 /// Training data: `n` row-major points of dimension `d`, targets, and optional known noise variances (raw units).
 #[derive(Debug, Clone, Default)]
@@ -512,5 +512,3 @@ fn noise_diag(data: &Data, config: &GpConfig, std: &Standardizer, learned: f64) 
     };
     (0..data.n()).map(|i| hom + data.noise_var.as_ref().map_or(0.0, |v| v[i].max(0.0) / s2)).collect()
 }
-
-pub(crate) use crate::linalg::dot;

@@ -9,9 +9,10 @@ use faer::Mat;
 use rand::Rng;
 use rand_distr::{ChiSquared, Distribution, StandardNormal};
 
-use super::{Gp, dot};
+use super::Gp;
 use crate::kernel::KernelFamily;
 use crate::linalg::Cholesky;
+use crate::linalg::dot;
 
 impl Gp {
     /// `count` joint draws of f at `m` row-major points (raw units), each a vector of length m.
