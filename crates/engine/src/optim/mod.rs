@@ -102,8 +102,10 @@ pub fn maximize_near(
 
 /// The better of `best` and the local maxima of [`local_search`] from each of `starts` (snapped first) within
 /// `bounds_of(snapped start)`; its `evaluations` add the searches' to `best`'s. A search that comes within
-/// [`MERGE_RADIUS`] of a maximum an earlier start found, without exceeding its value, stops there: it is climbing
-/// the same peak (most starts do: the best raw samples lie on a few peaks) and cannot beat it.
+/// [`MERGE_RADIUS`] of a maximum an earlier start found within the same bounds, without exceeding its value, stops
+/// there: it is climbing the same peak (most starts do: the best raw samples lie on a few peaks) and cannot beat it.
+/// Maxima found within other bounds are not merged with: one at the edge of another start's box is no peak, and
+/// this start's own box may let it climb past it ([`maximize_near`]'s boxes differ per start).
 fn best_local_maximum(
     acq: &dyn Acquisition,
     space: &Space,
@@ -114,13 +116,16 @@ fn best_local_maximum(
 ) -> Optimum {
     let kinds = space.dim_kinds();
     let mut evaluations = best.evaluations;
-    let mut found: Vec<(Vec<f64>, f64)> = Vec::new();
+    // Each local maximum with its value and the bounds it was found within.
+    let mut found: Vec<(Vec<f64>, f64, (Vec<f64>, Vec<f64>))> = Vec::new();
     for mut x in starts {
         space.snap(&mut x);
-        let (lower, upper) = bounds_of(&x);
-        let (value, evals) = local_search(acq, space, &kinds, &mut x, (&lower, &upper), max_iter, &found);
+        let bounds = bounds_of(&x);
+        let peaks: Vec<(&[f64], f64)> =
+            found.iter().filter(|(_, _, b)| *b == bounds).map(|(y, v, _)| (y.as_slice(), *v)).collect();
+        let (value, evals) = local_search(acq, space, &kinds, &mut x, (&bounds.0, &bounds.1), max_iter, &peaks);
         evaluations += evals;
-        found.push((x.clone(), value));
+        found.push((x.clone(), value, bounds));
         if value > best.value || !best.value.is_finite() {
             best = Optimum { x, value, evaluations: 0 };
         }
@@ -143,7 +148,7 @@ fn local_search(
     x: &mut Vec<f64>,
     bounds: (&[f64], &[f64]),
     max_iter: usize,
-    found: &[(Vec<f64>, f64)],
+    found: &[(&[f64], f64)],
 ) -> (f64, usize) {
     let d = x.len();
     let has_discrete = kinds.iter().any(|k| *k != DimKind::Continuous);
@@ -156,7 +161,7 @@ fn local_search(
             let upper: Vec<f64> = (0..d).map(|j| if free[j] { bounds.1[j].max(x[j]) } else { x[j] }).collect();
             let cfg = crate::quasi_newton::Config { max_iter, pgtol: 1e-9, ftol: 1e-13, ..Default::default() };
             let reached = |p: &[f64], f: f64| {
-                found.iter().any(|(y, v)| -f <= *v && p.iter().zip(y).all(|(a, b)| (a - b).abs() <= MERGE_RADIUS))
+                found.iter().any(|(y, v)| -f <= *v && p.iter().zip(*y).all(|(a, b)| (a - b).abs() <= MERGE_RADIUS))
             };
             let m = crate::quasi_newton::minimize_until(
                 |p, g| {
@@ -303,6 +308,32 @@ mod tests {
             "{} evaluations after the first start, {later} alone",
             acq.1.get() - alone[0]
         );
+    }
+
+    #[test]
+    fn starts_within_different_boxes_do_not_stop_at_each_others_maxima() {
+        let s = space(serde_json::json!([
+            {"name": "a", "type": "float", "low": 0, "high": 1},
+            {"name": "b", "type": "float", "low": 0, "high": 1},
+            {"name": "c", "type": "float", "low": 0, "high": 1}
+        ]));
+        let centre = vec![0.3, 0.6, 0.45];
+        // Boxes of half-width 0.7 all hold the peak, but differ: each start's box is clipped to the cube in its own
+        // place. The starts climb the same peak, yet none stops at a maximum found within another box.
+        let starts: Vec<Vec<f64>> =
+            (0..8).map(|k| (0..3).map(|j| ((k * 3 + j) as f64 * 0.37).fract() * 0.9 + 0.05).collect()).collect();
+        let alone: usize = starts
+            .iter()
+            .map(|x| {
+                let acq = Bowl(centre.clone(), std::cell::Cell::new(0));
+                maximize_near(&acq, &s, std::slice::from_ref(x), &[0.7; 3], 100);
+                acq.1.get()
+            })
+            .sum();
+        let acq = Bowl(centre.clone(), std::cell::Cell::new(0));
+        let together = maximize_near(&acq, &s, &starts, &[0.7; 3], 100);
+        assert!(together.x.iter().zip(&centre).all(|(a, c)| (a - c).abs() < 1e-6), "{:?}", together.x);
+        assert_eq!(acq.1.get(), alone);
     }
 
     fn space(parameters: serde_json::Value) -> Space {
