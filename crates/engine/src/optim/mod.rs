@@ -278,62 +278,46 @@ mod tests {
         }
     }
 
-    #[test]
-    fn starts_climbing_a_peak_found_before_stop_there() {
+    /// The unit cube in three dimensions, the [`Bowl`]'s peak and eight starts spread over the cube.
+    fn bowl_case() -> (Space, Vec<f64>, Vec<Vec<f64>>) {
         let s = space(serde_json::json!([
             {"name": "a", "type": "float", "low": 0, "high": 1},
             {"name": "b", "type": "float", "low": 0, "high": 1},
             {"name": "c", "type": "float", "low": 0, "high": 1}
         ]));
-        let centre = vec![0.3, 0.6, 0.45];
-        let starts: Vec<Vec<f64>> =
+        let starts =
             (0..8).map(|k| (0..3).map(|j| ((k * 3 + j) as f64 * 0.37).fract() * 0.9 + 0.05).collect()).collect();
-        let alone: Vec<usize> = starts
-            .iter()
-            .map(|x| {
-                let acq = Bowl(centre.clone(), std::cell::Cell::new(0));
-                let opt = maximize_near(&acq, &s, std::slice::from_ref(x), &[1.0; 3], 100);
-                assert!(opt.x.iter().zip(&centre).all(|(a, c)| (a - c).abs() < 1e-6), "{:?}", opt.x);
-                acq.1.get()
-            })
-            .collect();
-        let acq = Bowl(centre.clone(), std::cell::Cell::new(0));
-        let together = maximize_near(&acq, &s, &starts, &[1.0; 3], 100);
+        (s, vec![0.3, 0.6, 0.45], starts)
+    }
+
+    /// [`maximize_near`] on the [`Bowl`] around `centre` from `starts` with boxes of `half_width`: the evaluations it
+    /// took, after checking that it found the peak.
+    fn bowl_evaluations(s: &Space, centre: &[f64], starts: &[Vec<f64>], half_width: f64) -> usize {
+        let acq = Bowl(centre.to_vec(), std::cell::Cell::new(0));
+        let opt = maximize_near(&acq, s, starts, &[half_width; 3], 100);
+        assert!(opt.x.iter().zip(centre).all(|(a, c)| (a - c).abs() < 1e-6), "{:?}", opt.x);
+        acq.1.get()
+    }
+
+    #[test]
+    fn starts_climbing_a_peak_found_before_stop_there() {
+        let (s, centre, starts) = bowl_case();
+        let alone: Vec<usize> =
+            starts.iter().map(|x| bowl_evaluations(&s, &centre, std::slice::from_ref(x), 1.0)).collect();
         // The peak is still found to the same precision, and the later starts, which climb the peak the first one
         // found, take fewer evaluations together than they do alone.
-        assert!(together.x.iter().zip(&centre).all(|(a, c)| (a - c).abs() < 1e-6), "{:?}", together.x);
+        let after_first = bowl_evaluations(&s, &centre, &starts, 1.0) - alone[0];
         let later: usize = alone[1..].iter().sum();
-        assert!(
-            acq.1.get() - alone[0] < later,
-            "{} evaluations after the first start, {later} alone",
-            acq.1.get() - alone[0]
-        );
+        assert!(after_first < later, "{after_first} evaluations after the first start, {later} alone");
     }
 
     #[test]
     fn starts_within_different_boxes_do_not_stop_at_each_others_maxima() {
-        let s = space(serde_json::json!([
-            {"name": "a", "type": "float", "low": 0, "high": 1},
-            {"name": "b", "type": "float", "low": 0, "high": 1},
-            {"name": "c", "type": "float", "low": 0, "high": 1}
-        ]));
-        let centre = vec![0.3, 0.6, 0.45];
+        let (s, centre, starts) = bowl_case();
         // Boxes of half-width 0.7 all hold the peak, but differ: each start's box is clipped to the cube in its own
         // place. The starts climb the same peak, yet none stops at a maximum found within another box.
-        let starts: Vec<Vec<f64>> =
-            (0..8).map(|k| (0..3).map(|j| ((k * 3 + j) as f64 * 0.37).fract() * 0.9 + 0.05).collect()).collect();
-        let alone: usize = starts
-            .iter()
-            .map(|x| {
-                let acq = Bowl(centre.clone(), std::cell::Cell::new(0));
-                maximize_near(&acq, &s, std::slice::from_ref(x), &[0.7; 3], 100);
-                acq.1.get()
-            })
-            .sum();
-        let acq = Bowl(centre.clone(), std::cell::Cell::new(0));
-        let together = maximize_near(&acq, &s, &starts, &[0.7; 3], 100);
-        assert!(together.x.iter().zip(&centre).all(|(a, c)| (a - c).abs() < 1e-6), "{:?}", together.x);
-        assert_eq!(acq.1.get(), alone);
+        let alone: usize = starts.iter().map(|x| bowl_evaluations(&s, &centre, std::slice::from_ref(x), 0.7)).sum();
+        assert_eq!(bowl_evaluations(&s, &centre, &starts, 0.7), alone);
     }
 
     fn space(parameters: serde_json::Value) -> Space {
