@@ -116,22 +116,29 @@ fn best_local_maximum(
 ) -> Optimum {
     let kinds = space.dim_kinds();
     let mut evaluations = best.evaluations;
-    // Each local maximum with its value and the bounds it was found within.
-    let mut found: Vec<(Vec<f64>, f64, (Vec<f64>, Vec<f64>))> = Vec::new();
+    let mut found: Vec<Found> = Vec::new();
     for mut x in starts {
         space.snap(&mut x);
         let bounds = bounds_of(&x);
         let peaks: Vec<(&[f64], f64)> =
-            found.iter().filter(|(_, _, b)| *b == bounds).map(|(y, v, _)| (y.as_slice(), *v)).collect();
+            found.iter().filter(|f| f.bounds == bounds).map(|f| (f.x.as_slice(), f.value)).collect();
         let (value, evals) = local_search(acq, space, &kinds, &mut x, (&bounds.0, &bounds.1), max_iter, &peaks);
         evaluations += evals;
-        found.push((x.clone(), value, bounds));
+        found.push(Found { x: x.clone(), value, bounds });
         if value > best.value || !best.value.is_finite() {
             best = Optimum { x, value, evaluations: 0 };
         }
     }
     best.evaluations = evaluations;
     best
+}
+
+/// A local maximum one start of [`best_local_maximum`] found: its point, value and the bounds (lower, upper) it was
+/// found within.
+struct Found {
+    x: Vec<f64>,
+    value: f64,
+    bounds: (Vec<f64>, Vec<f64>),
 }
 
 /// Largest distance per encoded coordinate at which a local search counts as having reached a maximum found
