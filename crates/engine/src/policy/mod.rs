@@ -26,7 +26,9 @@ pub use kernel_candidates::candidate_baselines::{BaselineKind, CandidateBaseline
 pub use kernel_candidates::candidate_models::CandidateOptions;
 pub use kernel_candidates::he_gp_ucb::HeGpUcb;
 pub use model::{FixedHyperparameters, LENGTHSCALE_CAP, ModelOptions, OutputWarping, fit_model};
-pub use plain::{GpAcquisition, GpBo, GpBoOptions, LOCAL_CYCLE, LOCAL_MIN_EI, LOCAL_RADIUS, SEPARATION};
+pub use plain::{
+    GpAcquisition, GpBo, GpBoOptions, LOCAL_CYCLE, LOCAL_MIN_EI, LOCAL_MIN_HALF_WIDTH, LOCAL_RADIUS, SEPARATION,
+};
 pub use registry::{Algorithm, Family, REGISTRY, auto_choice, build};
 
 use crate::data::{Dataset, PointExtras};

@@ -1,10 +1,10 @@
 //! Local steps of `gp-ei` (issue 20): after the initial design, of every `LOCAL_CYCLE` model-based points the first
-//! is global and the others, unless their box is exhausted, local: within `LOCAL_RADIUS · min(ℓ_j, 0.5)` of the
-//! incumbent in every dimension (ℓ the lengthscales the suggestion reports) with an expected improvement of at least
+//! is global and the others, unless their box is exhausted, local: within `max(LOCAL_RADIUS · min(ℓ_j, 0.5),
+//! LOCAL_MIN_HALF_WIDTH)` of the incumbent in every dimension (ℓ the lengthscales the suggestion reports) with an expected improvement of at least
 //! `LOCAL_MIN_EI`; `local_cycle: 1` turns them off. Sequentially and in batches.
 
 use engine::data::{History, ObservationRecord};
-use engine::policy::{LOCAL_CYCLE, LOCAL_MIN_EI, LOCAL_RADIUS};
+use engine::policy::{LOCAL_CYCLE, LOCAL_MIN_EI, LOCAL_MIN_HALF_WIDTH, LOCAL_RADIUS};
 use engine::study::Suggestion;
 use engine::{PolicyState, Study, StudySpec, SuggestRequest};
 use serde_json::{Value, json};
@@ -12,6 +12,11 @@ use serde_json::{Value, json};
 /// A smooth bowl on [0, 10] × [-1, 1] (the unit-cube optimum at (0.3, 0.7)).
 fn bowl(u: [f64; 2]) -> f64 {
     (u[0] - 0.3).powi(2) + 2.0 * (u[1] - 0.7).powi(2) + 0.1 * (3.0 * u[0]).sin()
+}
+
+/// The local box's half-width along a dimension of fitted lengthscale `l`.
+fn half_width(l: f64) -> f64 {
+    (LOCAL_RADIUS * l.min(0.5)).max(LOCAL_MIN_HALF_WIDTH)
 }
 
 fn unit(s: &Suggestion) -> [f64; 2] {
@@ -95,7 +100,7 @@ fn local_steps_stay_in_their_box_on_the_stated_cycle() {
                 // On this noiseless bowl the observation of largest posterior mean is the best observed one.
                 let u = unit(s);
                 for (j, l) in lengthscales(s).iter().enumerate() {
-                    let half = LOCAL_RADIUS * l.min(0.5);
+                    let half = half_width(*l);
                     assert!(
                         (u[j] - incumbent[j]).abs() <= half * (1.0 + 1e-9),
                         "count {count} seed {seed}: local point {i} {u:?} is {} from the incumbent {incumbent:?} in \
