@@ -1,7 +1,7 @@
 //! Local steps of `gp-ei` (issue 20): after the initial design, of every `LOCAL_CYCLE` model-based points the first
 //! is global and the others, unless their box is exhausted, local: within `max(LOCAL_RADIUS · min(ℓ_j, 0.5),
-//! LOCAL_MIN_HALF_WIDTH)` of the incumbent in every dimension (ℓ the lengthscales the suggestion reports) with an expected improvement of at least
-//! `LOCAL_MIN_EI`; `local_cycle: 1` turns them off. Sequentially and in batches.
+//! LOCAL_MIN_HALF_WIDTH)` of the incumbent in every dimension (ℓ the lengthscales the suggestion reports) with an
+//! expected improvement of at least `LOCAL_MIN_EI`; `local_cycle: 1` turns them off. Sequentially and in batches.
 
 use engine::data::{History, ObservationRecord};
 use engine::policy::{LOCAL_CYCLE, LOCAL_MIN_EI, LOCAL_MIN_HALF_WIDTH, LOCAL_RADIUS};

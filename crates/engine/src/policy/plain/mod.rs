@@ -41,9 +41,10 @@
 //! ball around each open point (pending, or earlier in the batch): in the lengthscale-scaled metric
 //! `‖(x − p) ⊘ ℓ̃‖ ≥ ρ` with `ρ =` [`SEPARATION`] and `ℓ̃_j = min(ℓ_j,` [`LENGTHSCALE_CAP`]`)` the fitted
 //! ARD lengthscales, so in the unit cube open points are at least `ρ · min(ℓ_min, cap)` apart. The local steps of
-//! one call share a box of half-width `max(local_radius · ℓ̃, 0.1)` and keep the box-scaled `ρ · min(local_radius, 1)` from
-//! each other (the full ρ from every other open point). Where that leaves no admissible point (a large batch in a
-//! small or discrete space), ρ is halved until one exists, down to exact duplicates only.
+//! one call share a box of half-width `max(local_radius · ℓ̃, 0.1)` and keep the box-scaled
+//! `ρ · min(local_radius, 1)` from each other (the full ρ from every other open point). Where that leaves no
+//! admissible point (a large batch in a small or discrete space), ρ is halved until one exists, down to exact
+//! duplicates only.
 
 use std::time::Instant;
 
@@ -339,7 +340,8 @@ impl GpBo {
 
     /// The box of the model-based point number `index` (counted from the end of the initial design) if it is a
     /// local step: `centre ± max(local_radius · scales, LOCAL_MIN_HALF_WIDTH)` per decision dimension, within the
-    /// cube; one-hot blocks are left free. Every `local_cycle`-th point (index 0, cycle, 2·cycle, …) is global (`None`).
+    /// cube; one-hot blocks are left free. Every `local_cycle`-th point (index 0, cycle, 2·cycle, …) is global
+    /// (`None`).
     fn local_box(&self, index: usize, centre: &[f64], scales: &[f64], dspace: &Space) -> Option<(Vec<f64>, Vec<f64>)> {
         let cycle = self.local_cycle();
         if cycle <= 1 || index.is_multiple_of(cycle) {
