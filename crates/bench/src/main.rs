@@ -57,6 +57,10 @@ pub struct Args {
     /// one table).
     #[arg(long)]
     pub label: Option<String>,
+    /// Suite robust: `algorithm.options` (a JSON object) of every method's studies, for ablations of a default
+    /// (`--options '{"replicates": 0}' --label bayesd-norep`).
+    #[arg(long)]
+    pub options: Option<String>,
     /// Suite latency: only these numbers of observations (comma-separated, e.g. `25,50`).
     #[arg(long, value_delimiter = ',')]
     pub sizes: Option<Vec<usize>>,

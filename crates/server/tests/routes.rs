@@ -358,6 +358,42 @@ fn import_branin(srv: &TestServer, sid: &str, n: usize, negate: bool) -> Vec<(f6
 }
 
 #[test]
+fn a_noisy_default_study_asks_for_a_replicate_that_is_observed_like_any_suggestion() {
+    for srv in backends() {
+        let b = srv.backend;
+        let sid = id(&srv.create_study(branin_study("replicates")));
+        let mut rng = common::Rng(7);
+        let mut replicate = None;
+        let mut seen: Vec<Value> = Vec::new();
+        // Branin with noise of standard deviation 5 (its values span ~0–300): after the initial design of 10 the
+        // model is noisy, and its first model-based point re-runs an observed one.
+        for _ in 0..12 {
+            let (sug, _) = srv.ask_tell(&sid, |a| {
+                common::branin(a["x"].as_f64().unwrap(), a["y"].as_f64().unwrap()) + 5.0 * rng.normal()
+            });
+            if sug["diagnostics"]["phase"] == "replicate" {
+                replicate = Some(sug["assignments"].clone());
+                break;
+            }
+            seen.push(sug["assignments"].clone());
+        }
+        let again = replicate.unwrap_or_else(|| panic!("{b}: no replicate in 12 suggestions"));
+        // The same point, up to the rounding of decoding it from the unit cube.
+        let at = |a: &Value| (a["x"].as_f64().unwrap(), a["y"].as_f64().unwrap());
+        let same_point = |a: &Value| {
+            let ((x0, y0), (x1, y1)) = (at(a), at(&again));
+            (x0 - x1).abs() <= 1e-9 && (y0 - y1).abs() <= 1e-9
+        };
+        assert!(seen.iter().any(same_point), "{b}: the replicate {again} is not an observed point");
+        let obs = srv.get(&format!("/v1/studies/{sid}/observations")).expect(200).json;
+        let same = obs["observations"].as_array().unwrap().iter().filter(|o| same_point(&o["assignments"])).count();
+        assert_eq!(same, 2, "{b}: both runs of the point are stored: {obs}");
+        let best = srv.get(&format!("/v1/studies/{sid}/best")).expect(200).json;
+        assert!(best["recommended"]["predicted"]["mean"].as_f64().unwrap().is_finite(), "{b}: {best}");
+    }
+}
+
+#[test]
 fn best_reports_the_best_observed_and_a_model_recommendation_for_either_goal() {
     for srv in backends() {
         let b = srv.backend;

@@ -15,6 +15,7 @@ pub mod measurement;
 mod model;
 pub mod plain;
 pub mod registry;
+mod replicates;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

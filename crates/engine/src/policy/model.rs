@@ -6,6 +6,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::design::{design_candidate, design_index, initial_design_point};
+use super::replicates::observed_values;
 use super::{Candidate, Context, PolicyState, Recommendation};
 use crate::acquisition::{Acquisition, Ucb};
 use crate::error::Result;
@@ -384,7 +385,9 @@ pub(crate) fn predict_default(
 /// at 1 % noise, Ackley-5's median regret was 12.3 that way against 3.5 for the best observation). Observed points
 /// are where the model is checked by data, as in BoTorch's and Ax's in-sample recommendation; the small polish keeps
 /// the model's averaging of noisy neighbours, which the bare in-sample choice loses at 10 % noise (the ablation in
-/// `docs/bench/robust.md`).
+/// `docs/bench/robust.md`). Where replicates or declared noise show part of the model's noise to be structure, an
+/// observed point whose value estimate with that part given back beats the polished point is recommended instead
+/// ([`super::replicates`]).
 pub(crate) fn recommend_by_mean(
     ctx: &Context<'_>,
     state: &PolicyState,
@@ -425,6 +428,17 @@ pub(crate) fn recommend_by_mean(
             maximize_near(&mean, &dspace, &starts, &half_width, 100)
         }
     };
+    // An observed point whose value replicates or declared noise show to be partly structure the model smooths
+    // away ([`super::replicates`]) may beat the polished point.
+    let observed = problem.measurement.candidates.is_none().then(|| observed_values(ctx, &m)).flatten();
+    if let Some(best) = observed.into_iter().flatten().max_by(|a, b| a.mean.total_cmp(&b.mean))
+        && best.weight > 0.0
+        && best.mean > opt.value
+    {
+        let x = ctx.data.row(best.row).to_vec();
+        let predicted = m.raw(best.mean, best.variance.sqrt());
+        return Ok(Some(Recommendation { x, params: None, predicted, extra: Default::default() }));
+    }
     let mut x = base.clone();
     for (q, &j) in ddims.iter().enumerate() {
         x[j] = opt.x[q];

@@ -11,6 +11,7 @@
 //! - [`local_steps`]: `gp-ei`'s local steps stay in their box around the incumbent, on the stated cycle;
 //! - [`noisy_ei`]: `gp-ei` switches to noisy EI on noisy values and keeps LogEI on deterministic ones;
 //! - [`recommendation`]: `best`'s recommended point stays next to an observed one;
+//! - [`replicates`]: `gp-ei` re-runs observed points on noisy models; the recommendation uses what they show;
 //! - [`warp_choice`]: the output warp's choice between raw and warped model on its schedule;
 //! - [`options`]: invalid algorithm options named exactly in every family; `best`/`predict` use the policy's model.
 
@@ -28,6 +29,7 @@ mod options;
 mod properties;
 mod recommendation;
 mod reference;
+mod replicates;
 mod robustness;
 mod seed003;
 mod strategies;

@@ -14,7 +14,7 @@ fn bowl(x: f64, y: f64) -> f64 {
     (x - 0.3).powi(2) + 2.0 * (y - 0.7).powi(2)
 }
 
-/// `noisy_ei` of every model-based suggestion of a 30-evaluation run, with observations `bowl + N(0, noise²)`.
+/// `noisy_ei` of every model-based suggestion of a 40-evaluation run (replicates, which have no acquisition, aside), with observations `bowl + N(0, noise²)`.
 fn flags(options: Value, noise: f64, seed: u64) -> Vec<bool> {
     let spec: StudySpec = serde_json::from_value(json!({
         "parameters": [{"name": "x", "type": "float", "low": 0, "high": 1},
@@ -28,7 +28,7 @@ fn flags(options: Value, noise: f64, seed: u64) -> Vec<bool> {
     let (mut history, mut state, mut out) = (History::default(), PolicyState::default(), Vec::new());
     let mut rng = StdRng::seed_from_u64(seed);
     let normal = Normal::new(0.0, noise.max(f64::MIN_POSITIVE)).unwrap();
-    for _ in 0..30 {
+    for _ in 0..40 {
         let r = study.suggest(&history, &state, &SuggestRequest { count: 1, context: None }).unwrap();
         state = r.state;
         let s = &r.suggestions[0];

@@ -123,7 +123,8 @@ fn assert_valid(study: &Study, s: &Suggestion, what: &str) {
     }
     let back = study.validate_observation(&observation(s.assignments.clone(), 0.0));
     assert!(back.is_ok(), "{what}: suggestion rejected as an observation: {back:?}");
-    assert_eq!(s.diagnostics.phase.as_deref(), Some("model"), "{what}: the model must produce the suggestion");
+    let phase = s.diagnostics.phase.as_deref();
+    assert!(matches!(phase, Some("model" | "replicate")), "{what}: the model must produce the suggestion: {phase:?}");
     let predicted = s.predicted.unwrap_or_else(|| panic!("{what}: no finite prediction"));
     assert!(predicted.mean.is_finite() && predicted.stddev.is_finite() && predicted.stddev >= 0.0, "{what}");
     for v in [s.diagnostics.acquisition_value, s.diagnostics.jitter].into_iter().flatten() {

@@ -2,8 +2,8 @@
 //! problems ([`problems`]) that nobody tuned for, noiseless and with 1 % and 10 % observation noise, against the
 //! peers (Optuna, BoTorch, Ax) run by `tools/peers/peers.py` on the same instances.
 //!
-//! - `bench robust [--variants noiseless,noise1] [--methods default,gp-ucb] [--batch Q] [--seeds N] [--only P]`
-//!   runs bayesd's engine in process (budget `min(20·d, 200)`, 10 seeds) and writes `robust.json`. `default` is what
+//! - `bench robust [--variants noiseless,noise1] [--methods default,gp-ucb] [--batch Q] [--seeds N] [--only P]
+//!   [--options JSON --label NAME]` runs bayesd's engine in process (budget `min(20·d, 200)`, 10 seeds) and writes `robust.json`. `default` is what
 //!   a new study gets (`algorithm: auto`); its method is called `bayesd`, others `bayesd-<name>`, and `--batch Q`
 //!   suffixes `-qQ`. With noise, each curve is the true regret of the point with the best observed value so far,
 //!   and the score is the true regret of the recommended point (`Study::recommend`, `best` over HTTP) at the end
@@ -36,6 +36,10 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
     let methods: Vec<String> =
         args.methods.as_deref().unwrap_or("default").split(',').map(|m| m.trim().to_string()).collect();
     let variants = selected_variants(args)?;
+    let options: Value = match &args.options {
+        Some(o) => serde_json::from_str(o).map_err(|e| anyhow::anyhow!("--options is not a JSON object: {e}"))?,
+        None => json!({}),
+    };
     let q = args.batch.max(1);
     for p in catalogue() {
         if !args.selected(p.name) {
@@ -45,8 +49,9 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
             let exp_name = experiment_name(p.name, variant, q);
             let jobs: Vec<(&str, u64)> =
                 methods.iter().flat_map(|m| seeds.iter().map(move |&s| (m.as_str(), s))).collect();
-            let runs =
-                parallel_map(&exp_name, &jobs, |&(method, seed)| one_run(&p, level, method, seed, q, args.quick));
+            let runs = parallel_map(&exp_name, &jobs, |&(method, seed)| {
+                one_run(&p, level, method, &options, seed, q, args.quick)
+            });
             let mut out = Vec::new();
             for m in &methods {
                 let rs: Vec<Run> = jobs
@@ -119,13 +124,21 @@ fn method_name(method: &str, q: usize) -> String {
 }
 
 /// One optimisation loop of bayesd's engine: `q` suggestions per call (one batch), observed together.
-fn one_run(p: &ProblemDef, level: f64, method: &str, seed: u64, q: usize, quick: bool) -> anyhow::Result<Run> {
+fn one_run(
+    p: &ProblemDef,
+    level: f64,
+    method: &str,
+    options: &Value,
+    seed: u64,
+    q: usize,
+    quick: bool,
+) -> anyhow::Result<Run> {
     let inst = p.instance(seed);
     let algorithm = if method == "default" { "auto" } else { method };
     let spec = serde_json::from_value(json!({
         "parameters": p.parameters(),
         "objective": {"name": "f", "goal": "minimize"},
-        "algorithm": {"name": algorithm},
+        "algorithm": {"name": algorithm, "options": options},
         "seed": seed,
     }))?;
     let study = Study::new(spec).map_err(|e| anyhow::anyhow!("invalid spec: {e:?}"))?;

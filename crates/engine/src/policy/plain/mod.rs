@@ -33,6 +33,12 @@
 //! "Noisy EI": noisy EI on every model lost Branin's last digits). Rugged deterministic objectives whose ripples the
 //! model explains as noise (Rastrigin, Griewank) cross the threshold and get noisy EI, which costs them precision.
 //!
+//! **Replicates** (`gp-ei`). On a noisy model ([`is_noisy`]) without declared noise, the first point of a call
+//! re-runs the observation of largest posterior mean while the data hold fewer than `replicates` ([`REPLICATES`])
+//! degrees of freedom of replicated values, one every `initial_design` model-based points; replicates that agree
+//! exactly (a deterministic objective) end it. They are what tells the model's noise into measurement noise and
+//! structure, which the recommendation needs ([`crate::policy::replicates`]).
+//!
 //! **Open points.** Pending points (suggested, not yet observed) and failed runs enter as kriging-believer
 //! fantasies (Ginsbourger, Le Riche & Carraro 2010): their posterior mean is observed, and the incumbent of EI/PI
 //! becomes the larger of itself and the fantasised values, so the believed value at an open point is no
@@ -59,7 +65,7 @@ use crate::error::{FieldError, Result};
 use crate::gp::Gp;
 use crate::optim::{OptimConfig, Optimum, maximize, maximize_in_box, maximize_over};
 use crate::policy::model::{FittedModel, LENGTHSCALE_CAP, ModelOptions, OutputWarping, design_then_model, top_rows};
-use crate::policy::{Candidate, Context, Diagnostics, Policy, PolicyState, out_of_range, parse_options};
+use crate::policy::{Candidate, Context, Diagnostics, Policy, PolicyState, out_of_range, parse_options, replicates};
 use crate::sampling::{Sobol, derive_seed};
 use crate::space::{DimKind, Space};
 
@@ -118,6 +124,10 @@ pub struct GpBoOptions {
     /// `gp-ei`: joint posterior draws of the noisy expected improvement (Letham et al. 2019) over the latent values
     /// at the observations; 0 maximises LogEI over the best posterior mean instead (plug-in).
     pub noisy_ei_draws: usize,
+    /// `gp-ei`: replicates the engine asks for on a noisy model without declared noise (default [`REPLICATES`]; 0
+    /// never): re-runs of the observation of largest posterior mean, which tell the recommendation how much of the
+    /// model's noise is structure (see the module docs).
+    pub replicates: usize,
     /// Sobol raw samples of the acquisition optimiser.
     pub raw_samples: usize,
     /// L-BFGS restarts of the acquisition optimiser.
@@ -139,6 +149,7 @@ impl Default for GpBoOptions {
             local_cycle: None,
             local_radius: LOCAL_RADIUS,
             noisy_ei_draws: NOISY_EI_DRAWS,
+            replicates: REPLICATES,
             raw_samples: OptimConfig::default().raw_samples,
             restarts: OptimConfig::default().restarts,
             model: ModelOptions::default(),
@@ -173,6 +184,7 @@ impl GpBo {
             ("thompson_features", options.thompson_features, 16, 16384),
             ("raw_samples", options.raw_samples, 1, 65536),
             ("noisy_ei_draws", options.noisy_ei_draws, 0, 1024),
+            ("replicates", options.replicates, 0, 100),
             ("restarts", options.restarts, 0, 256),
             ("local_cycle", options.local_cycle.unwrap_or(1), 1, 1000),
         ]));
@@ -257,6 +269,28 @@ impl GpBo {
         let centre: Option<Vec<f64>> = (cdims.is_empty() && finite.is_none() && ctx.data.n() > 0)
             .then(|| ddims.iter().map(|&j| ctx.data.row(best_row)[j]).collect());
         let mut out = Vec::with_capacity(count);
+        if let Some(x) = centre.as_ref().and_then(|_| self.replicate_due(ctx, &gp, first_index, n_init, best_row)) {
+            let (mu, var) = gp.posterior(&x);
+            taken.extend(ddims.iter().map(|&j| x[j]));
+            out.push(Candidate {
+                x: x.clone(),
+                predicted: Some(warp.map_or((mu, var.sqrt()), |w| w.unwarp(mu, var.sqrt()))),
+                diagnostics: Diagnostics {
+                    phase: Some("replicate".into()),
+                    jitter: Some(gp.jitter()),
+                    hyperparameters: Some(hypers.clone()),
+                    refit: Some(refit),
+                    fit_ms: Some(fit_ms),
+                    extra: [("search".to_string(), Value::from("replicate"))].into_iter().collect(),
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+            if count > 1 {
+                let _ = gp.condition(&x, mu, None);
+            }
+        }
+        let first = out.len();
         // Whether the local box was found exhausted at this call's first local step (see below).
         let mut exhausted: Option<bool> = None;
         // A local step's balls: the full separation around other open points, the box-scaled one around this call's
@@ -264,7 +298,7 @@ impl GpBo {
         let radius: Vec<f64> = scales.iter().map(|s| SEPARATION * s).collect();
         let small: Vec<f64> = scales.iter().map(|s| self.local_separation() * s).collect();
         let floor = if self.acquisition == GpAcquisition::LogEi { LOCAL_MIN_EI.ln() } else { f64::MIN };
-        for k in 0..count {
+        for k in first..count {
             let started = Instant::now();
             let local_box = centre.as_ref().and_then(|c| self.local_box(first_index + k, c, &scales, &dspace));
             let seed = derive_seed(ctx.seed, k as u64);
@@ -336,6 +370,37 @@ impl GpBo {
             }
         }
         Ok(out)
+    }
+
+    /// The observation to re-run as this call's first point, if one is due: `gp-ei` on a noisy model
+    /// ([`is_noisy`]) without declared noise, fewer replicate degrees of freedom in the data than `replicates`, the
+    /// model-based points so far (`index`) at least that number times `n_init` (replicates spread over the study),
+    /// and no replicates that agree exactly (a deterministic objective, whose model noise is all structure). The
+    /// point is the observation of largest posterior mean (`best_row`), unless it is pending already.
+    fn replicate_due(
+        &self,
+        ctx: &Context<'_>,
+        gp: &Gp,
+        index: usize,
+        n_init: usize,
+        best_row: usize,
+    ) -> Option<Vec<f64>> {
+        let wanted = self.acquisition == GpAcquisition::LogEi && self.options.replicates > 0;
+        if !wanted || ctx.data.noise_var.iter().any(Option::is_some) || !is_noisy(gp) {
+            return None;
+        }
+        let dof = match replicates::pooled_variance(&replicates::groups(ctx), &ctx.data.y) {
+            Some((s2, _)) if s2 <= 0.0 => return None,
+            Some((_, dof)) => dof,
+            None => 0,
+        };
+        if dof >= self.options.replicates || index < dof * n_init.max(1) {
+            return None;
+        }
+        let x = ctx.data.row(best_row);
+        let d = x.len();
+        let pending = ctx.pending.chunks_exact(d.max(1)).any(|p| replicates::same_point(p, x));
+        (!pending).then(|| x.to_vec())
     }
 
     /// The box of the model-based point number `index` (counted from the end of the initial design) if it is a
@@ -436,6 +501,9 @@ impl GpBo {
 /// Of every this many model-based points of `gp-ei`, one maximises the acquisition over the whole space and the
 /// others within the local box (see the module docs).
 pub const LOCAL_CYCLE: usize = 4;
+
+/// Replicate degrees of freedom `gp-ei` asks for on a noisy model (`replicates`; see the module docs).
+pub const REPLICATES: usize = 3;
 
 /// Half-width of the local box in units of the capped lengthscales `min(ℓ_j, 0.5)`.
 pub const LOCAL_RADIUS: f64 = 0.25;
