@@ -154,11 +154,19 @@ mod tests {
     }
 
     #[test]
-    fn the_bound_is_above_the_estimate_and_tightens_with_degrees_of_freedom() {
-        let b: Vec<f64> = (1..=6).map(|k| variance_bound(1.0, k)).collect();
-        assert!(b.windows(2).all(|w| w[0] > w[1]), "{b:?}");
-        // k = 3: 3 / χ²₃(0.1) = 3 / 0.5844 (scipy.stats.chi2.ppf(0.1, 3) = 0.584374).
-        assert!((b[2] - 3.0 / 0.584_374).abs() < 1e-3, "{b:?}");
-        assert!(b[5] > 1.0);
+    fn the_bound_matches_scipy() {
+        // k / chi2.ppf(0.1, k) for k = 1..6: tests/fixtures/gen_chi2_bound.py (scipy 1.17.1).
+        let scipy = [
+            63.328_117_677_016_756,
+            9.491_221_581_029_897,
+            5.133_695_337_577_098,
+            3.760_730_244_411_616,
+            3.104_996_088_004_243_3,
+            2.722_161_675_084_752_4,
+        ];
+        for (k, expected) in (1..=6).zip(scipy) {
+            let b = variance_bound(1.0, k);
+            assert!((b - expected).abs() <= 1e-9 * expected, "k = {k}: {b} against scipy's {expected}");
+        }
     }
 }
