@@ -132,13 +132,14 @@ impl Dataset {
         &self.x[i * self.d..(i + 1) * self.d]
     }
 
+    /// Whether any observation reports its noise (`value_stddev`).
+    pub fn declares_noise(&self) -> bool {
+        self.noise_var.iter().any(Option::is_some)
+    }
+
     /// Training data for a GP over the full encoded space (known noise included when any is reported).
     pub fn gp_data(&self) -> crate::gp::Data {
-        let noise = self
-            .noise_var
-            .iter()
-            .any(Option::is_some)
-            .then(|| self.noise_var.iter().map(|v| v.unwrap_or(0.0)).collect());
+        let noise = self.declares_noise().then(|| self.noise_var.iter().map(|v| v.unwrap_or(0.0)).collect());
         crate::gp::Data { d: self.d, x: self.x.clone(), y: self.y.clone(), noise_var: noise }
     }
 

@@ -432,7 +432,6 @@ pub(crate) fn recommend_by_mean(
     // away ([`super::replicates`]) may beat the polished point.
     let observed = problem.measurement.candidates.is_none().then(|| observed_values(ctx, &m)).flatten();
     if let Some(best) = observed.into_iter().flatten().max_by(|a, b| a.mean.total_cmp(&b.mean))
-        && best.weight > 0.0
         && best.mean > opt.value
     {
         let x = ctx.data.row(best.row).to_vec();

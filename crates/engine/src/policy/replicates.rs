@@ -24,7 +24,7 @@
 //!   (a deterministic objective) give σ²_m = 0 and w = 1: the observed value is the function's.
 
 use super::Context;
-use super::model::FittedModel;
+use super::model::{FittedModel, posterior_at};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 /// Observations at the same encoded point, within this distance per coordinate, are replicates.
@@ -89,13 +89,11 @@ pub(crate) struct ObservedValue {
     pub mean: f64,
     /// `(1 − w)² v + w σ²_m / n`.
     pub variance: f64,
-    /// The nugget's weight w.
-    pub weight: f64,
 }
 
 /// The value of f at every observed point, with the part of the model's noise that replicates or declared noise
-/// show to be structure given back (module docs); `None` when neither exists, or with context parameters (whose
-/// observed points are not decisions alone).
+/// show to be structure given back (module docs); `None` when neither exists, when they show no structure (τ² = 0:
+/// every weight would be 0), or with context parameters (whose observed points are not decisions alone).
 pub(crate) fn observed_values(ctx: &Context<'_>, fitted: &FittedModel) -> Option<Vec<ObservedValue>> {
     if !ctx.problem.contexts.is_empty() || ctx.data.n() == 0 {
         return None;
@@ -105,9 +103,8 @@ pub(crate) fn observed_values(ctx: &Context<'_>, fitted: &FittedModel) -> Option
     let groups = groups(ctx);
     let scale2 = gp.standardizer().scale.powi(2);
     let learned = gp.noise_variance();
-    let declared = ctx.data.noise_var.iter().any(Option::is_some);
     // Measurement variance of each observation, and the nugget τ².
-    let (measurement, nugget): (Vec<f64>, f64) = if declared {
+    let (measurement, nugget): (Vec<f64>, f64) = if ctx.data.declares_noise() {
         let m = gp.noise_diag().iter().take(ctx.data.n()).map(|s| (s * scale2 - learned).max(0.0)).collect();
         (m, learned)
     } else {
@@ -115,9 +112,13 @@ pub(crate) fn observed_values(ctx: &Context<'_>, fitted: &FittedModel) -> Option
         let bound = variance_bound(s2, dof);
         (vec![bound; y.len()], (learned - bound).max(0.0))
     };
+    if nugget <= 0.0 {
+        // The replicates show the model's noise to be measurement noise: every weight is 0.
+        return None;
+    }
+    let rows: Vec<f64> = groups.iter().flat_map(|g| ctx.data.row(g[0]).iter().copied()).collect();
     let mut out = Vec::with_capacity(groups.len());
-    for g in &groups {
-        let (mu, v) = gp.posterior(ctx.data.row(g[0]));
+    for (g, (mu, sd)) in groups.iter().zip(posterior_at(gp, &rows)) {
         // The group's mean by measurement precision; an exact measurement is the value.
         let exact: Option<usize> = g.iter().copied().find(|&i| measurement[i] <= 0.0);
         let (ybar, m) = match exact {
@@ -127,12 +128,11 @@ pub(crate) fn observed_values(ctx: &Context<'_>, fitted: &FittedModel) -> Option
                 (g.iter().map(|&i| y[i] / measurement[i]).sum::<f64>() / precision, 1.0 / precision)
             }
         };
-        let weight = if nugget > 0.0 { nugget / (nugget + m) } else { 0.0 };
+        let weight = nugget / (nugget + m);
         out.push(ObservedValue {
             row: g[0],
             mean: mu + weight * (ybar - mu),
-            variance: (1.0 - weight).powi(2) * v.max(0.0) + weight * m,
-            weight,
+            variance: (1.0 - weight).powi(2) * sd * sd + weight * m,
         });
     }
     Some(out)

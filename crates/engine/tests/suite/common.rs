@@ -70,3 +70,21 @@ pub fn random_kernel(d: usize, additive: bool, families: [KernelFamily; 2], u: &
     assert_eq!(theta.len(), kernel.n_params());
     (kernel, theta)
 }
+
+/// A smooth bowl on the unit square, optimum at (0.3, 0.7); outputs between 0 and about 1.1.
+pub fn bowl(x: f64, y: f64) -> f64 {
+    (x - 0.3).powi(2) + 2.0 * (y - 0.7).powi(2)
+}
+
+/// A `gp-ei` study with `options` over the unit square (`x`, `y`), minimised.
+pub fn unit_square_gp_ei(options: serde_json::Value, seed: u64) -> engine::Study {
+    let spec: engine::StudySpec = serde_json::from_value(serde_json::json!({
+        "parameters": [{"name": "x", "type": "float", "low": 0, "high": 1},
+                       {"name": "y", "type": "float", "low": 0, "high": 1}],
+        "objective": {"goal": "minimize"},
+        "algorithm": {"name": "gp-ei", "options": options},
+        "seed": seed,
+    }))
+    .expect("spec parses");
+    engine::Study::new(spec).expect("spec validates")
+}

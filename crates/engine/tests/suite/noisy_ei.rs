@@ -4,27 +4,17 @@
 //! explain part of them as noise, so the checks look at the last ten model-based suggestions of each run.
 
 use engine::data::{History, ObservationRecord};
-use engine::{PolicyState, Study, StudySpec, SuggestRequest};
+use engine::{PolicyState, SuggestRequest};
+
+use crate::common::{bowl, unit_square_gp_ei};
 use rand::{SeedableRng, rngs::StdRng};
 use rand_distr::{Distribution, Normal};
 use serde_json::{Value, json};
 
-/// A smooth bowl on the unit square, optimum at (0.3, 0.7); outputs between 0 and about 1.1.
-fn bowl(x: f64, y: f64) -> f64 {
-    (x - 0.3).powi(2) + 2.0 * (y - 0.7).powi(2)
-}
-
-/// `noisy_ei` of every model-based suggestion of a 40-evaluation run (replicates, which have no acquisition, aside), with observations `bowl + N(0, noise²)`.
+/// `noisy_ei` of every model-based suggestion of a 40-evaluation run (replicates, which have no acquisition, aside),
+/// with observations `bowl + N(0, noise²)`.
 fn flags(options: Value, noise: f64, seed: u64) -> Vec<bool> {
-    let spec: StudySpec = serde_json::from_value(json!({
-        "parameters": [{"name": "x", "type": "float", "low": 0, "high": 1},
-                       {"name": "y", "type": "float", "low": 0, "high": 1}],
-        "objective": {"goal": "minimize"},
-        "algorithm": {"name": "gp-ei", "options": options},
-        "seed": seed,
-    }))
-    .unwrap();
-    let study = Study::new(spec).unwrap();
+    let study = unit_square_gp_ei(options, seed);
     let (mut history, mut state, mut out) = (History::default(), PolicyState::default(), Vec::new());
     let mut rng = StdRng::seed_from_u64(seed);
     let normal = Normal::new(0.0, noise.max(f64::MIN_POSITIVE)).unwrap();

@@ -4,30 +4,15 @@
 //! it to be noise.
 
 use engine::data::{History, ObservationRecord, PendingRecord};
-use engine::{Assignments, PolicyState, Study, StudySpec, SuggestRequest};
+use engine::{Assignments, PolicyState, SuggestRequest};
 use rand::{SeedableRng, rngs::StdRng};
 use rand_distr::{Distribution, Normal};
 use serde_json::{Value, json};
 
-fn study(options: Value, seed: u64) -> Study {
-    let spec: StudySpec = serde_json::from_value(json!({
-        "parameters": [{"name": "x", "type": "float", "low": 0, "high": 1},
-                       {"name": "y", "type": "float", "low": 0, "high": 1}],
-        "objective": {"goal": "minimize"},
-        "algorithm": {"name": "gp-ei", "options": options},
-        "seed": seed,
-    }))
-    .expect("spec parses");
-    Study::new(spec).expect("spec validates")
-}
+use crate::common::{bowl, unit_square_gp_ei};
 
 fn coords(a: &Assignments) -> (f64, f64) {
     (a["x"].as_f64().expect("x"), a["y"].as_f64().expect("y"))
-}
-
-/// A smooth bowl with its minimum at (0.3, 0.7), values in [0, ~1.1].
-fn bowl(x: f64, y: f64) -> f64 {
-    (x - 0.3).powi(2) + 2.0 * (y - 0.7).powi(2)
 }
 
 /// The bowl plus deterministic structure at a scale far below the data's spacing (a hash of the point, in
@@ -40,7 +25,7 @@ fn rippled(x: f64, y: f64) -> f64 {
 /// Runs `n` sequential suggestions on `f` plus N(0, noise²) (declared as `value_stddev` if `declare`); returns the
 /// history and the phase of every suggestion.
 fn run(options: Value, f: fn(f64, f64) -> f64, noise: f64, declare: bool, n: usize) -> (History, Vec<String>) {
-    let study = study(options, 5);
+    let study = unit_square_gp_ei(options, 5);
     let (mut history, mut state, mut phases) = (History::default(), PolicyState::default(), Vec::new());
     let mut rng = StdRng::seed_from_u64(11);
     let normal = Normal::new(0.0, noise.max(f64::MIN_POSITIVE)).expect("a normal");
@@ -113,7 +98,7 @@ fn rippled_history(replicate: bool) -> History {
 
 #[test]
 fn exact_replicates_make_the_recommendation_the_best_observed_point() {
-    let study = study(json!({}), 5);
+    let study = unit_square_gp_ei(json!({}), 5);
     let best = |h: &History| {
         h.observations.iter().min_by(|a, b| a.value.unwrap().total_cmp(&b.value.unwrap())).cloned().unwrap()
     };
@@ -151,7 +136,10 @@ fn replicates_that_show_real_noise_leave_the_recommendation_to_the_model() {
         }
     }
     let history = History { observations, ..Default::default() };
-    let rec = study(json!({}), 5).recommend(&history, &PolicyState::default()).expect("recommends").expect("a model");
+    let rec = unit_square_gp_ei(json!({}), 5)
+        .recommend(&history, &PolicyState::default())
+        .expect("recommends")
+        .expect("a model");
     let at = coords(&rec.assignments);
     assert!(
         history.observations.iter().all(|o| coords(&o.assignments) != at),
@@ -161,7 +149,7 @@ fn replicates_that_show_real_noise_leave_the_recommendation_to_the_model() {
 
 #[test]
 fn a_pending_replicate_is_not_asked_for_again() {
-    let study = study(json!({}), 5);
+    let study = unit_square_gp_ei(json!({}), 5);
     let (mut history, _) = run(json!({}), bowl, 0.1, false, 10);
     let ask = |history: &History| {
         let r = study.suggest(history, &PolicyState::default(), &SuggestRequest { count: 1, context: None });

@@ -37,7 +37,11 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
         args.methods.as_deref().unwrap_or("default").split(',').map(|m| m.trim().to_string()).collect();
     let variants = selected_variants(args)?;
     let options: Value = match &args.options {
-        Some(o) => serde_json::from_str(o).map_err(|e| anyhow::anyhow!("--options is not a JSON object: {e}"))?,
+        Some(o) => match serde_json::from_str(o) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => anyhow::bail!("--options must be a JSON object of algorithm options"),
+            Err(e) => anyhow::bail!("--options is not JSON: {e}"),
+        },
         None => json!({}),
     };
     let q = args.batch.max(1);

@@ -268,13 +268,15 @@ impl GpBo {
         let first_index = (crate::policy::design::design_index(ctx) as usize).max(n_init) - n_init;
         let centre: Option<Vec<f64>> = (cdims.is_empty() && finite.is_none() && ctx.data.n() > 0)
             .then(|| ddims.iter().map(|&j| ctx.data.row(best_row)[j]).collect());
+        // A posterior (mean, variance) in the objective's units.
+        let raw = |mu: f64, var: f64| warp.map_or((mu, var.sqrt()), |w| w.unwarp(mu, var.sqrt()));
         let mut out = Vec::with_capacity(count);
         if let Some(x) = centre.as_ref().and_then(|_| self.replicate_due(ctx, &gp, first_index, n_init, best_row)) {
             let (mu, var) = gp.posterior(&x);
             taken.extend(ddims.iter().map(|&j| x[j]));
             out.push(Candidate {
                 x: x.clone(),
-                predicted: Some(warp.map_or((mu, var.sqrt()), |w| w.unwarp(mu, var.sqrt()))),
+                predicted: Some(raw(mu, var)),
                 diagnostics: Diagnostics {
                     phase: Some("replicate".into()),
                     jitter: Some(gp.jitter()),
@@ -345,7 +347,7 @@ impl GpBo {
             let (mu, var) = gp.posterior(&x);
             out.push(Candidate {
                 x: x.clone(),
-                predicted: Some(warp.map_or((mu, var.sqrt()), |w| w.unwarp(mu, var.sqrt()))),
+                predicted: Some(raw(mu, var)),
                 diagnostics: Diagnostics {
                     phase: Some("model".into()),
                     acquisition_value: Some(opt.value).filter(|v| v.is_finite()),
@@ -386,7 +388,7 @@ impl GpBo {
         best_row: usize,
     ) -> Option<Vec<f64>> {
         let wanted = self.acquisition == GpAcquisition::LogEi && self.options.replicates > 0;
-        if !wanted || ctx.data.noise_var.iter().any(Option::is_some) || !is_noisy(gp) {
+        if !wanted || ctx.data.declares_noise() || !is_noisy(gp) {
             return None;
         }
         let dof = match replicates::pooled_variance(&replicates::groups(ctx), &ctx.data.y) {
