@@ -128,17 +128,29 @@ pub fn log1mexp(x: f64) -> f64 {
 
 /// `ln h(z)` with `h(z) = φ(z) + zΦ(z)`, the expected improvement of a standard normal above −z.
 ///
-/// Follows Ament et al. 2023, Eq. (9): direct for z > −1; for −1/√ε < z ≤ −1,
-/// `−z²/2 − ln√(2π) + log1mexp(ln(erfcx(−z/√2)·|z|) + ln√(π/2))`; below, the asymptote `−z²/2 − ln√(2π) − 2 ln|z|`.
+/// Follows Ament et al. 2023, Eq. (9): direct for z > −1; for −10³ < z ≤ −1,
+/// `−z²/2 − ln√(2π) + log1mexp(ln(erfcx(−z/√2)·|z|) + ln√(π/2))`. Below −10³ (deviation from Eq. 9, which keeps
+/// the erfcx form down to −1/√ε): the Mills-ratio series `h = φ(z)(t − 3t² + 15t³ − 105t⁴ + …)`, t = 1/z²
+/// (truncation error ~10⁻²¹ relative there). The erfcx form's `1 − r` is ~1/z², and far below −10³ the rounding of
+/// `ln(erfcx·|z|) + ln√(π/2)` can reach it, so that `log1mexp` got 0 or a positive argument (−∞ or NaN) near −10⁸.
 pub fn log_h(z: f64) -> f64 {
     if z > -1.0 {
         (norm_pdf(z) + z * norm_cdf(z)).ln()
-    } else if z > -1.0 / f64::EPSILON.sqrt() {
+    } else if z > LOG_H_TAIL {
         let w = (erfcx(-z / std::f64::consts::SQRT_2) * z.abs()).ln() + HALF_LN_HALF_PI;
         -0.5 * z * z - LN_SQRT_2PI + log1mexp(w)
     } else {
-        -0.5 * z * z - LN_SQRT_2PI - 2.0 * z.abs().ln()
+        log_h_tail(z)
     }
+}
+
+/// Where [`log_h`] and [`log_h_with_slope`] switch from the erfcx form to the Mills-ratio series.
+const LOG_H_TAIL: f64 = -1e3;
+
+/// `ln h(z)` for z ≤ [`LOG_H_TAIL`] by the Mills-ratio series (see [`log_h`]).
+fn log_h_tail(z: f64) -> f64 {
+    let t = 1.0 / (z * z);
+    -0.5 * z * z - LN_SQRT_2PI + t.ln() + (t * (-3.0 + t * (15.0 - 105.0 * t))).ln_1p()
 }
 
 /// `(ln h(z), Φ(z)/h(z))`: [`log_h`] (the same value) and its derivative `d/dz ln h`, from the same pieces (no
@@ -155,17 +167,12 @@ pub fn log_h_with_slope(z: f64) -> (f64, f64) {
         let cdf = norm_cdf(z);
         let h = norm_pdf(z) + z * cdf;
         (h.ln(), cdf / h)
-    } else if z > -1.0 / f64::EPSILON.sqrt() {
+    } else if z > LOG_H_TAIL {
         let w = (erfcx(-z / std::f64::consts::SQRT_2) * z.abs()).ln() + HALF_LN_HALF_PI;
-        let slope = if z > -1e3 {
-            let one_minus_r = if w > -std::f64::consts::LN_2 { -w.exp_m1() } else { 1.0 - w.exp() };
-            w.exp() / (z.abs() * one_minus_r)
-        } else {
-            tail_slope(z)
-        };
-        (-0.5 * z * z - LN_SQRT_2PI + log1mexp(w), slope)
+        let one_minus_r = if w > -std::f64::consts::LN_2 { -w.exp_m1() } else { 1.0 - w.exp() };
+        (-0.5 * z * z - LN_SQRT_2PI + log1mexp(w), w.exp() / (z.abs() * one_minus_r))
     } else {
-        (-0.5 * z * z - LN_SQRT_2PI - 2.0 * z.abs().ln(), tail_slope(z))
+        (log_h_tail(z), tail_slope(z))
     }
 }
 
@@ -237,6 +244,40 @@ mod tests {
             let fd = (log_h(z + e) - log_h(z - e)) / (2.0 * e);
             assert!(rel(log_h_with_slope(z).1, fd) < 1e-5, "z = {z}");
             z += 0.37;
+        }
+    }
+
+    #[test]
+    fn log_h_matches_mpmath_across_the_series_switch() {
+        // crates/engine/tests/fixtures/gen_log_h_slope.py (mpmath 1.3.0, 100 digits): ln h(z).
+        let log_h_reference = [
+            (-1e9_f64, -5.0000000000000004e+17),
+            (-6e7_f64, -1.8000000000000367e+15),
+            (-3e7_f64, -4.5000000000003535e+14),
+            (-1e6_f64, -5.0000000002854996e+11),
+            (-3e4_f64, -4.5000002153684386e+8),
+            (-1000.5_f64, -5.0051486045183824e+5),
+            (-1000_f64, -5.0001473445209116e+5),
+            (-999.5_f64, -4.9951485845184408e+5),
+            (-40_f64, -8.0829856835661996e+2),
+            (-3_f64, -7.8696860596030285),
+        ];
+        for (z, reference) in log_h_reference {
+            assert!(rel(log_h(z), reference) < 4.0 * f64::EPSILON, "z = {z}: {} vs {reference}", log_h(z));
+        }
+    }
+
+    #[test]
+    fn log_h_is_finite_and_increasing_on_a_dense_tail_grid() {
+        // 20 000 points from −10⁹ to −1, geometric: the erfcx form once gave −∞ or NaN near −10⁸ (module docs).
+        let mut prev = f64::NEG_INFINITY;
+        for k in 0..=20_000 {
+            let z = -(1e9f64.powf(1.0 - f64::from(k) / 20_000.0));
+            let (v, slope) = log_h_with_slope(z);
+            assert!(v.is_finite() && slope.is_finite() && slope > 0.0, "z = {z}: {v}, {slope}");
+            assert_eq!(v.to_bits(), log_h(z).to_bits(), "z = {z}");
+            assert!(v > prev, "not increasing at z = {z}");
+            prev = v;
         }
     }
 
