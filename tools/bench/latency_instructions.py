@@ -9,6 +9,8 @@ the machine's load, unlike wall time; each binary must have `bench latency --siz
 Prints a markdown table (millions of instructions per cell, and each binary's ratio to the first) and, with
 `--out`, writes the counts as JSON; finished cells are read back from it, so a stopped run can be resumed.
 `--env-filter` passes the size as `BENCH_LATENCY_N` instead of `--sizes` (for builds patched that way).
+`--options JSON` passes `--options JSON` (the studies' `algorithm.options`, e.g. `'{"replicates": 0}'` to measure
+the acquisition rather than a replicate step) to every binary, which must support it in `bench latency`.
 `--measured-only` counts only the measured suggest of each repeat (the one `bench latency` times, with the warm
 start), not its warm-up suggest: callgrind dumps after every suggest, and the even dumps are the measured ones.
 """
@@ -27,6 +29,7 @@ parser.add_argument("--sizes", default="25,50,100,200")
 parser.add_argument("--seeds", type=int, default=3)
 parser.add_argument("--out", help="JSON file of the counts (read back to resume)")
 parser.add_argument("--measured-only", action="store_true", help="count the measured suggests, not the warm-ups")
+parser.add_argument("--options", help="JSON of algorithm options passed as bench latency --options")
 parser.add_argument("--env-filter", action="store_true", help="select n with BENCH_LATENCY_N instead of --sizes")
 args = parser.parse_args()
 
@@ -41,7 +44,8 @@ def measure(path: str, d: int, n: int) -> int:
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out",
                "--toggle-collect=engine::study::Study::suggest",
                *(["--dump-after=engine::study::Study::suggest"] if args.measured_only else []), path, "latency", "--quick", "--seeds",
-               str(args.seeds), "--only", f"suggest_latency_d{d}", "--out", tmp]
+               str(args.seeds), "--only", f"suggest_latency_d{d}", "--out", tmp,
+               *(["--options", args.options] if args.options else [])]
         env = dict(os.environ)
         if args.env_filter:
             env["BENCH_LATENCY_N"] = str(n)

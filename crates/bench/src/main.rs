@@ -57,8 +57,8 @@ pub struct Args {
     /// one table).
     #[arg(long)]
     pub label: Option<String>,
-    /// Suite robust: `algorithm.options` (a JSON object) of every method's studies, for ablations of a default
-    /// (`--options '{"replicates": 0}' --label bayesd-norep`).
+    /// Suites robust and latency: `algorithm.options` (a JSON object) of every method's studies, for ablations of
+    /// a default (`--options '{"replicates": 0}' --label bayesd-norep`).
     #[arg(long)]
     pub options: Option<String>,
     /// Suite latency: only these numbers of observations (comma-separated, e.g. `25,50`).
@@ -85,6 +85,18 @@ impl Args {
     /// Seeds to run: `--seeds` or the suite's default for the protocol.
     pub fn n_seeds(&self, full: usize, quick: usize) -> usize {
         self.seeds.unwrap_or(if self.quick { quick } else { full })
+    }
+
+    /// `--options` as a JSON object (empty without it).
+    pub fn algorithm_options(&self) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
+        match &self.options {
+            Some(o) => match serde_json::from_str(o) {
+                Ok(serde_json::Value::Object(map)) => Ok(map),
+                Ok(_) => anyhow::bail!("--options must be a JSON object of algorithm options"),
+                Err(e) => anyhow::bail!("--options is not JSON: {e}"),
+            },
+            None => Ok(serde_json::Map::new()),
+        }
     }
 
     /// The seeds of the runs to do: `base + first_run ..` for [`Args::n_seeds`] runs (`base`: the protocol's first
@@ -146,5 +158,15 @@ mod tests {
         assert!(all.selected("anything") && all.method_selected("anything"));
         assert_eq!(all.sizes, None);
         assert_eq!(Args::parse_from(["bench", "latency", "--sizes", "25,50"]).sizes, Some(vec![25, 50]));
+    }
+
+    #[test]
+    fn options_must_be_a_json_object() {
+        let parsed = |o: &str| Args::parse_from(["bench", "latency", "--options", o]).algorithm_options();
+        let map = parsed(r#"{"replicates": 0}"#).expect("an object");
+        assert_eq!(map.get("replicates"), Some(&serde_json::json!(0)));
+        assert!(Args::parse_from(["bench", "latency"]).algorithm_options().expect("no options").is_empty());
+        assert!(parsed("[1]").unwrap_err().to_string().contains("must be a JSON object"));
+        assert!(parsed("{replicates").unwrap_err().to_string().contains("is not JSON"));
     }
 }

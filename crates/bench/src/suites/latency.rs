@@ -12,6 +12,11 @@
 //! Two numbers per call: wall time (method `gp-ei`, what a client waits for) and the CPU time of the calling
 //! thread (method `gp-ei-thread-cpu`, from `/proc/thread-self/schedstat`), which other load on the machine does
 //! not inflate. The engine is single-threaded, so on a quiet machine the two agree.
+//!
+//! Levy's observations are deterministic, but its fine structure makes gp-ei's model noisy, so by default the
+//! measured call is a replicate (a re-run of an observed point, no acquisition; `docs/algorithms.md`,
+//! "Replicates"). `--options '{"replicates": 0}'` (merged into the studies' `algorithm.options`) measures the
+//! acquisition instead.
 
 use engine::{History, ObservationRecord, PolicyState, Study, SuggestRequest, testfunctions::TestFunction};
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -30,6 +35,8 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
         .filter(|&n| (!args.quick || n <= 200) && args.sizes.as_ref().is_none_or(|s| s.contains(&n)))
         .collect();
     anyhow::ensure!(!ns.is_empty(), "--sizes selects none of 25, 50, 100, 200, 500, 1000 (200 at most with --quick)");
+    let mut options = args.algorithm_options()?;
+    options.insert("refit_every".into(), json!(1));
     let mut table = Vec::new();
     for d in [2usize, 6, 12] {
         let name = format!("suggest_latency_d{d}");
@@ -41,8 +48,11 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
         let mut cpu_per_n: Vec<Vec<f64>> = Vec::new();
         for &n in &ns {
             let reps = if n >= 500 { repeats.min(5) } else { repeats };
-            let (wall, cpu): (Vec<f64>, Vec<f64>) =
-                (0..reps as u64).map(|r| measure(d, n, r)).collect::<anyhow::Result<Vec<_>>>()?.into_iter().unzip();
+            let (wall, cpu): (Vec<f64>, Vec<f64>) = (0..reps as u64)
+                .map(|r| measure(d, n, r, &options))
+                .collect::<anyhow::Result<Vec<_>>>()?
+                .into_iter()
+                .unzip();
             let (lat, cpu_lat) = (Latency::of(&wall), Latency::of(&cpu));
             eprintln!(
                 "[latency] d={d} n={n}: wall median {:.1} ms, p95 {:.1} ms; thread CPU median {:.1} ms ({reps} repeats)",
@@ -78,13 +88,19 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
     Ok(result)
 }
 
-/// One timed suggest at `n` observations in `d` dimensions: (wall ms, thread CPU ms).
-fn measure(d: usize, n: usize, repeat: u64) -> anyhow::Result<(f64, f64)> {
+/// One timed suggest at `n` observations in `d` dimensions, with these `algorithm.options`: (wall ms, thread CPU
+/// ms).
+fn measure(
+    d: usize,
+    n: usize,
+    repeat: u64,
+    options: &serde_json::Map<String, serde_json::Value>,
+) -> anyhow::Result<(f64, f64)> {
     let f = TestFunction::levy(d);
     let spec = serde_json::from_value(json!({
         "parameters": unit_parameters(d),
         "objective": {"goal": "minimize"},
-        "algorithm": {"name": "gp-ei", "options": {"refit_every": 1}},
+        "algorithm": {"name": "gp-ei", "options": options},
         "seed": repeat,
     }))?;
     let study = Study::new(spec).map_err(|e| anyhow::anyhow!("{e:?}"))?;

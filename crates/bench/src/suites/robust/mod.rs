@@ -36,14 +36,7 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
     let methods: Vec<String> =
         args.methods.as_deref().unwrap_or("default").split(',').map(|m| m.trim().to_string()).collect();
     let variants = selected_variants(args)?;
-    let options: Value = match &args.options {
-        Some(o) => match serde_json::from_str(o) {
-            Ok(v @ Value::Object(_)) => v,
-            Ok(_) => anyhow::bail!("--options must be a JSON object of algorithm options"),
-            Err(e) => anyhow::bail!("--options is not JSON: {e}"),
-        },
-        None => json!({}),
-    };
+    let options = Value::Object(args.algorithm_options()?);
     let q = args.batch.max(1);
     for p in catalogue() {
         if !args.selected(p.name) {
