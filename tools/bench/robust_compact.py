@@ -16,13 +16,13 @@ parser.add_argument("output")
 parser.add_argument("--rename", action="append", default=[], help="old=new method name")
 parser.add_argument("--drop-timings", action="store_true", help="drop wall_s and suggest_ms")
 parser.add_argument("--checkpoints", type=int, default=10, help="curve points kept per run (the last included)")
-parser.add_argument("--variant", help="keep only the experiments of this variant (name suffix /V)")
+parser.add_argument("--variant", help="keep only the experiments of this variant (name segment /V, e.g. x/noise1 or x/noise1/q4)")
 args = parser.parse_args()
 rename = dict(r.split("=", 1) for r in args.rename)
 
 doc = json.load(open(args.input))
 if args.variant:
-    doc["experiments"] = [e for e in doc["experiments"] if e["name"].endswith("/" + args.variant)]
+    doc["experiments"] = [e for e in doc["experiments"] if args.variant in e["name"].split("/")[1:]]
 for e in doc["experiments"]:
     for m in e["methods"]:
         m["name"] = rename.get(m["name"], m["name"])
