@@ -248,6 +248,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::excessive_precision)] // mpmath's digits, kept verbatim
     fn log_h_matches_mpmath_across_the_series_switch() {
         // crates/engine/tests/fixtures/gen_log_h_slope.py (mpmath 1.3.0, 100 digits): ln h(z).
         let log_h_reference = [
