@@ -6,7 +6,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::design::{design_candidate, design_index, initial_design_point};
-use super::replicates::observed_values;
+use super::replicates::{best_held_out, observed_values};
 use super::{Candidate, Context, PolicyState, Recommendation};
 use crate::acquisition::{Acquisition, Ucb};
 use crate::error::Result;
@@ -386,8 +386,8 @@ pub(crate) fn predict_default(
 /// are where the model is checked by data, as in BoTorch's and Ax's in-sample recommendation; the small polish keeps
 /// the model's averaging of noisy neighbours, which the bare in-sample choice loses at 10 % noise (the ablation in
 /// `docs/bench/robust.md`). Where replicates or declared noise show part of the model's noise to be structure, an
-/// observed point whose value estimate with that part given back beats the polished point is recommended instead
-/// ([`super::replicates`]).
+/// observed point whose value estimate with that part given back beats the polished point is recommended instead,
+/// and so is a challenger whose re-runs' mean, less half a standard error, beats it ([`super::replicates`]).
 pub(crate) fn recommend_by_mean(
     ctx: &Context<'_>,
     state: &PolicyState,
@@ -433,6 +433,14 @@ pub(crate) fn recommend_by_mean(
     let observed = problem.measurement.candidates.is_none().then(|| observed_values(ctx, &m)).flatten();
     if let Some(best) = observed.into_iter().flatten().max_by(|a, b| a.mean.total_cmp(&b.mean))
         && best.mean > opt.value
+    {
+        let x = ctx.data.row(best.row).to_vec();
+        let predicted = m.raw(best.mean, best.variance.sqrt());
+        return Ok(Some(Recommendation { x, params: None, predicted, extra: Default::default() }));
+    }
+    // A challenger whose re-runs, free of the selection that chose it, beat the polished point's mean.
+    if let Some((best, lower)) = problem.measurement.candidates.is_none().then(|| best_held_out(ctx, &m)).flatten()
+        && lower > opt.value
     {
         let x = ctx.data.row(best.row).to_vec();
         let predicted = m.raw(best.mean, best.variance.sqrt());

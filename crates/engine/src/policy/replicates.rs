@@ -22,9 +22,24 @@
 //!   upper 90 % confidence bound `k s² / χ²_{k, 0.1}` so that a few lucky pairs do not turn a smooth problem's
 //!   noise into "structure": τ² = max(0, σ²_n − that bound). Replicated points whose values agree exactly
 //!   (a deterministic objective) give σ²_m = 0 and w = 1: the observed value is the function's.
+//!
+//! **Challengers and held-out estimates.** With measurement noise, the best of many observations is the luckiest
+//! as much as the best: its value is biased up (the optimiser's curse: Smith & Winkler 2006, *Management Science*
+//! 52(3)), and w above is rarely identified (three replicate degrees of freedom put σ²_m's upper bound at 5.1 s²).
+//! So, as SMAC's intensification re-runs a challenger before it replaces the incumbent (Hutter, Hoos &
+//! Leyton-Brown 2011, LION 5), the best observation is re-run ([`challenger`]) when it beats the largest
+//! posterior mean at the observations by more than [`CHALLENGE_MARGIN`] learned noise standard deviations, and
+//! re-run again while its re-runs' mean still beats that mean, up to [`CHALLENGE_RUNS`] re-runs. The re-runs were not
+//! what selected the point, so their mean estimates f there without that bias, with variance at most σ²_n / k
+//! (σ²_n the learned noise, which bounds the measurement variance); the recommendation takes such a point when
+//! that estimate, less [`HELD_OUT_MARGIN`] standard errors, beats the polished point's mean
+//! ([`best_held_out`]). Deviation from SMAC: one challenger at a time, re-run only while it leads the model rather
+//! than against the incumbent's own runs, and at most [`CHALLENGE_RUNS`] times, since every re-run is an experiment
+//! not spent on search (`docs/bench/robust.md`, "Challengers").
 
 use super::Context;
 use super::model::{FittedModel, posterior_at};
+use crate::gp::OutputWarp;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 /// Observations at the same encoded point, within this distance per coordinate, are replicates.
@@ -72,6 +87,66 @@ pub(crate) fn pooled_variance(groups: &[Vec<usize>], y: &[f64]) -> Option<(f64, 
     (dof > 0).then(|| (sum / dof as f64, dof))
 }
 
+/// Learned noise standard deviations by which an unreplicated best observation must beat the largest posterior
+/// mean at the observations to be re-run as a challenger.
+pub(crate) const CHALLENGE_MARGIN: f64 = 2.0;
+
+/// Re-runs a challenger gets at most (while their mean beats the largest posterior mean), and the re-runs a point
+/// needs for its held-out estimate to be recommended.
+pub(crate) const CHALLENGE_RUNS: usize = 2;
+
+/// Standard errors subtracted from a held-out estimate before it is compared with the polished point's mean.
+pub(crate) const HELD_OUT_MARGIN: f64 = 0.5;
+
+/// The observed values in the fitted model's units (warped, maximised).
+pub(crate) fn model_values(ctx: &Context<'_>, warp: Option<&OutputWarp>) -> Vec<f64> {
+    ctx.data.y.iter().map(|&v| warp.map_or(v, |w| w.apply(v))).collect()
+}
+
+/// The mean of a group's re-runs (its values after the first, which were not what selected the point) and their
+/// number; `None` for a point observed once.
+fn held_out(group: &[usize], y: &[f64]) -> Option<(f64, usize)> {
+    let reruns = group.get(1..).filter(|r| !r.is_empty())?;
+    Some((reruns.iter().map(|&i| y[i]).sum::<f64>() / reruns.len() as f64, reruns.len()))
+}
+
+/// The observation to re-run as a challenger (module docs), as an index into the data: a replicated point with
+/// fewer than [`CHALLENGE_RUNS`] re-runs whose re-runs' mean beats the largest posterior mean at the observations
+/// (the best such), else the best observation if it was observed once and beats that mean by [`CHALLENGE_MARGIN`]
+/// noise standard deviations. `y` in model units, `means` the posterior means at the observations.
+pub(crate) fn challenger(groups: &[Vec<usize>], y: &[f64], means: &[f64], noise_sd: f64) -> Option<usize> {
+    let top = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let racing = groups
+        .iter()
+        .filter(|g| g.len() <= CHALLENGE_RUNS)
+        .filter_map(|g| held_out(g, y).map(|(mean, _)| (g[0], mean)))
+        .filter(|&(_, mean)| mean > top)
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((row, _)) = racing {
+        return Some(row);
+    }
+    let best = (0..y.len()).reduce(|b, i| if y[i] > y[b] { i } else { b })?;
+    let single = groups.iter().any(|g| g.len() == 1 && g[0] == best);
+    (single && y[best] - top > CHALLENGE_MARGIN * noise_sd).then_some(best)
+}
+
+/// The point of best held-out estimate among those with at least [`CHALLENGE_RUNS`] re-runs (module docs), with
+/// that estimate's lower bound `mean − HELD_OUT_MARGIN · σ_n / √k`; `None` without such a point, with declared
+/// noise (which [`observed_values`] uses) or with context parameters.
+pub(crate) fn best_held_out(ctx: &Context<'_>, fitted: &FittedModel) -> Option<(ObservedValue, f64)> {
+    if !ctx.problem.contexts.is_empty() || ctx.data.declares_noise() {
+        return None;
+    }
+    let y = model_values(ctx, fitted.warp.as_ref());
+    let noise = fitted.gp.noise_variance();
+    groups(ctx)
+        .iter()
+        .filter(|g| g.len() > CHALLENGE_RUNS)
+        .filter_map(|g| held_out(g, &y).map(|(mean, k)| (g[0], mean, noise / k as f64)))
+        .map(|(row, mean, variance)| (ObservedValue { row, mean, variance }, mean - HELD_OUT_MARGIN * variance.sqrt()))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
 /// Upper confidence bound of a variance estimated as `s2` with `dof` degrees of freedom:
 /// `dof · s2 / χ²_{dof, BOUND_TAIL}`.
 fn variance_bound(s2: f64, dof: usize) -> f64 {
@@ -99,7 +174,7 @@ pub(crate) fn observed_values(ctx: &Context<'_>, fitted: &FittedModel) -> Option
         return None;
     }
     let gp = &fitted.gp;
-    let y: Vec<f64> = ctx.data.y.iter().map(|&v| fitted.warp.as_ref().map_or(v, |w| w.apply(v))).collect();
+    let y = model_values(ctx, fitted.warp.as_ref());
     let groups = groups(ctx);
     let scale2 = gp.standardizer().scale.powi(2);
     let learned = gp.noise_variance();
@@ -151,6 +226,27 @@ mod tests {
         assert_eq!(dof, 3);
         assert!((s2 - 4.0 / 3.0).abs() < 1e-12);
         assert!(pooled_variance(&[vec![0], vec![1]], &y).is_none());
+    }
+
+    #[test]
+    fn challengers_are_re_run_until_refuted_or_run_twice() {
+        // The largest posterior mean is 1.0 and the noise sd 0.1: a single observation needs more than 1.2.
+        const MEANS: [f64; 6] = [1.0, 0.5, 0.2, 0.9, 1.0, 1.0];
+        let pick = |groups: &[Vec<usize>], y: &[f64]| challenger(groups, y, &MEANS[..y.len()], 0.1);
+        let singles = vec![vec![0], vec![1], vec![2], vec![3]];
+        assert_eq!(pick(&singles, &[1.3, 0.4, 0.1, 0.8]), Some(0));
+        assert_eq!(pick(&singles, &[1.15, 0.4, 0.1, 0.8]), None, "within the margin");
+        assert_eq!(pick(&singles, &[1.3, 0.4, 0.1, 1.35]), Some(3), "the best observation");
+        // Point 0 re-run once (row 4): its re-run beats the top mean, so it is run again before a new outlier (3).
+        let raced = vec![vec![0, 4], vec![1], vec![2], vec![3]];
+        assert_eq!(pick(&raced, &[1.3, 0.4, 0.1, 2.0, 1.1]), Some(0));
+        // Its re-run fell below the top mean: refuted, and the outlier is the challenger instead.
+        assert_eq!(pick(&raced, &[1.3, 0.4, 0.1, 2.0, 0.7]), Some(3));
+        // Refuted, and the best observation (0) is not single: none.
+        assert_eq!(pick(&raced, &[1.3, 0.4, 0.1, 0.8, 0.7]), None);
+        // Two re-runs: done, whatever they show.
+        let done = vec![vec![0, 4, 5], vec![1], vec![2], vec![3]];
+        assert_eq!(pick(&done, &[1.3, 0.4, 0.1, 0.8, 1.1, 1.2]), None);
     }
 
     #[test]

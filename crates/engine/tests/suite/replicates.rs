@@ -1,7 +1,8 @@
 //! Replicates (`gp-ei`'s `replicates`, `docs/algorithms.md`): on a noisy model without declared noise, `gp-ei`
 //! re-runs the observation of largest posterior mean a few times (phase `replicate`); the recommendation then gives
 //! back the part of the model's noise that the replicates show to be structure, and changes nothing where they show
-//! it to be noise.
+//! it to be noise. A best observation far above the model's best mean is re-run as a challenger, and recommended
+//! when its re-runs, not the lucky first value, show it to be better.
 
 use engine::data::{History, ObservationRecord, PendingRecord};
 use engine::{Assignments, PolicyState, SuggestRequest};
@@ -54,8 +55,12 @@ fn replicate_indices(phases: &[String]) -> Vec<usize> {
 fn noisy_studies_get_spaced_replicates_of_observed_points() {
     let (history, phases) = run(json!({}), bowl, 0.1, false, 40);
     let reps = replicate_indices(&phases);
-    // d = 2: an initial design of 10, then one replicate at model points 0, 10 and 20.
-    assert_eq!(reps, vec![10, 20, 30], "phases {phases:?}");
+    // d = 2: an initial design of 10, then a scheduled replicate at model point 0 and one every 10 model points
+    // while fewer than 3 degrees of freedom are replicated; a challenger's re-runs (of a point whose re-run beat the
+    // model's best mean, here the scheduled one) count towards them. Every one is a re-run, checked below.
+    assert_eq!(reps.first(), Some(&10), "phases {phases:?}");
+    assert!((3..=6).contains(&reps.len()), "{} re-runs: {phases:?}", reps.len());
+    assert!(reps.windows(2).all(|w| w[1] - w[0] <= 20), "replicates not spaced over the study: {reps:?}");
     for &i in &reps {
         let again = &history.observations[i].assignments;
         assert!(
@@ -76,17 +81,27 @@ fn no_replicates_when_switched_off_declared_or_deterministic() {
     assert_eq!(replicate_indices(&phases).len(), 1, "phases {phases:?}");
 }
 
+/// The i-th point of a low-discrepancy (additive recurrence) sequence over the unit square.
+fn scattered(i: usize) -> (f64, f64) {
+    let t = i as f64;
+    ((0.13 + 0.618_034 * t) % 1.0, (0.71 + 0.754_878 * t) % 1.0)
+}
+
+/// An observation of `value` at (x, y).
+fn at(x: f64, y: f64, value: f64) -> ObservationRecord {
+    ObservationRecord {
+        assignments: serde_json::from_value(json!({"x": x, "y": y})).expect("assignments"),
+        value: Some(value),
+        ..Default::default()
+    }
+}
+
 /// 80 scattered points of `rippled` (no noise), the best of them replicated if `replicate`.
 fn rippled_history(replicate: bool) -> History {
     let mut observations: Vec<ObservationRecord> = (0..80)
         .map(|i| {
-            let t = i as f64;
-            let (x, y) = ((0.13 + 0.618_034 * t) % 1.0, (0.71 + 0.754_878 * t) % 1.0);
-            ObservationRecord {
-                assignments: serde_json::from_value(json!({"x": x, "y": y})).expect("assignments"),
-                value: Some(rippled(x, y)),
-                ..Default::default()
-            }
+            let (x, y) = scattered(i);
+            at(x, y, rippled(x, y))
         })
         .collect();
     if replicate {
@@ -125,14 +140,9 @@ fn replicates_that_show_real_noise_leave_the_recommendation_to_the_model() {
     let normal = Normal::new(0.0, 0.1).expect("a normal");
     let mut observations = Vec::new();
     for i in 0..30 {
-        let t = i as f64;
-        let (x, y) = ((0.13 + 0.618_034 * t) % 1.0, (0.71 + 0.754_878 * t) % 1.0);
+        let (x, y) = scattered(i);
         for _ in 0..2 {
-            observations.push(ObservationRecord {
-                assignments: serde_json::from_value(json!({"x": x, "y": y})).expect("assignments"),
-                value: Some(bowl(x, y) + normal.sample(&mut rng)),
-                ..Default::default()
-            });
+            observations.push(at(x, y, bowl(x, y) + normal.sample(&mut rng)));
         }
     }
     let history = History { observations, ..Default::default() };
@@ -162,4 +172,73 @@ fn a_pending_replicate_is_not_asked_for_again() {
     let second = ask(&history);
     assert_eq!(second.diagnostics.phase.as_deref(), Some("model"));
     assert_ne!(coords(&second.assignments), coords(&first.assignments));
+}
+
+/// 40 scattered points of the bowl plus N(0, 0.1²), three of them run twice (so the scheduled replicates are
+/// done), and one more at `DIP` whose value is 0.8 below the bowl: luck or a narrow dip, the model cannot tell.
+fn history_with_a_dip() -> History {
+    let mut rng = StdRng::seed_from_u64(8);
+    let normal = Normal::new(0.0, 0.1).expect("a normal");
+    let mut observations = Vec::new();
+    for i in 0..40 {
+        let (x, y) = scattered(i);
+        for _ in 0..(if i < 3 { 2 } else { 1 }) {
+            observations.push(at(x, y, bowl(x, y) + normal.sample(&mut rng)));
+        }
+    }
+    observations.push(at(DIP.0, DIP.1, bowl(DIP.0, DIP.1) - 0.8));
+    History { observations, ..Default::default() }
+}
+
+const DIP: (f64, f64) = (0.62, 0.41);
+
+fn ask(history: &History) -> engine::study::Suggestion {
+    let study = unit_square_gp_ei(json!({}), 5);
+    let r = study.suggest(history, &PolicyState::default(), &SuggestRequest { count: 1, context: None });
+    r.expect("suggests").suggestions.remove(0)
+}
+
+fn recommended(history: &History) -> (f64, f64) {
+    let rec = unit_square_gp_ei(json!({}), 5).recommend(history, &PolicyState::default()).expect("recommends");
+    coords(&rec.expect("a model").assignments)
+}
+
+#[test]
+fn a_dip_confirmed_by_two_re_runs_is_recommended() {
+    let mut history = history_with_a_dip();
+    assert_ne!(recommended(&history), DIP, "one lucky value alone must not be recommended");
+    // The challenger is re-run, and again while its re-run still beats the model's best mean.
+    for k in 0..2 {
+        let s = ask(&history);
+        assert_eq!(s.diagnostics.phase.as_deref(), Some("replicate"), "re-run {k}");
+        assert_eq!(coords(&s.assignments), DIP, "re-run {k}");
+        history.observations.push(at(DIP.0, DIP.1, bowl(DIP.0, DIP.1) - 0.8 + 0.05 * k as f64));
+    }
+    // Two re-runs are enough: the next point is the model's, and the recommendation is the dip.
+    assert_eq!(ask(&history).diagnostics.phase.as_deref(), Some("model"));
+    assert_eq!(recommended(&history), DIP);
+}
+
+#[test]
+fn a_lucky_value_that_a_re_run_does_not_reproduce_is_dropped() {
+    let mut history = history_with_a_dip();
+    let s = ask(&history);
+    assert_eq!((s.diagnostics.phase.as_deref(), coords(&s.assignments)), (Some("replicate"), DIP));
+    // The re-run gives the bowl's value: luck, not a dip. No second re-run, and not recommended.
+    history.observations.push(at(DIP.0, DIP.1, bowl(DIP.0, DIP.1) + 0.02));
+    let next = ask(&history);
+    assert_ne!(coords(&next.assignments), DIP, "re-ran a challenger its re-run refuted");
+    assert_ne!(recommended(&history), DIP);
+}
+
+#[test]
+fn no_challenger_without_an_outlier_or_when_switched_off() {
+    // The same history without the dip: the best observation is within the noise of the model's best mean.
+    let mut history = history_with_a_dip();
+    history.observations.pop();
+    assert_eq!(ask(&history).diagnostics.phase.as_deref(), Some("model"));
+    let r = unit_square_gp_ei(json!({"replicates": 0}), 5)
+        .suggest(&history_with_a_dip(), &PolicyState::default(), &SuggestRequest { count: 1, context: None })
+        .expect("suggests");
+    assert_eq!(r.suggestions[0].diagnostics.phase.as_deref(), Some("model"), "replicates: 0 still re-ran");
 }

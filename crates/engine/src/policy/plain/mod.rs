@@ -37,7 +37,9 @@
 //! re-runs the observation of largest posterior mean while the data hold fewer than `replicates` ([`REPLICATES`])
 //! degrees of freedom of replicated values, one every `initial_design` model-based points; replicates that agree
 //! exactly (a deterministic objective) end it. They are what tells the model's noise into measurement noise and
-//! structure, which the recommendation needs ([`crate::policy::replicates`]).
+//! structure, which the recommendation needs ([`crate::policy::replicates`]). Otherwise the first point may re-run a
+//! challenger: an unreplicated best observation far above the model's best mean, or one whose re-run still beats
+//! it ([`replicates::challenger`]), whose re-runs the recommendation may then trust.
 //!
 //! **Open points.** Pending points (suggested, not yet observed) and failed runs enter as kriging-believer
 //! fantasies (Ginsbourger, Le Riche & Carraro 2010): their posterior mean is observed, and the incumbent of EI/PI
@@ -125,8 +127,8 @@ pub struct GpBoOptions {
     /// at the observations; 0 maximises LogEI over the best posterior mean instead (plug-in).
     pub noisy_ei_draws: usize,
     /// `gp-ei`: replicates the engine asks for on a noisy model without declared noise (default [`REPLICATES`]; 0
-    /// never): re-runs of the observation of largest posterior mean, which tell the recommendation how much of the
-    /// model's noise is structure (see the module docs).
+    /// never, and no challengers either): re-runs of the observation of largest posterior mean, which tell the
+    /// recommendation how much of the model's noise is structure (see the module docs).
     pub replicates: usize,
     /// Sobol raw samples of the acquisition optimiser.
     pub raw_samples: usize,
@@ -271,7 +273,11 @@ impl GpBo {
         // A posterior (mean, variance) in the objective's units.
         let raw = |mu: f64, var: f64| warp.map_or((mu, var.sqrt()), |w| w.unwarp(mu, var.sqrt()));
         let mut out = Vec::with_capacity(count);
-        if let Some(x) = centre.as_ref().and_then(|_| self.replicate_due(ctx, &gp, first_index, n_init, best_row)) {
+        let replicate = centre.as_ref().and_then(|_| {
+            let y = replicates::model_values(ctx, warp.as_ref());
+            self.replicate_due(ctx, &gp, (&y, &means), first_index, n_init, best_row)
+        });
+        if let Some(x) = replicate {
             let (mu, var) = gp.posterior(&x);
             taken.extend(ddims.iter().map(|&j| x[j]));
             out.push(Candidate {
@@ -375,14 +381,17 @@ impl GpBo {
     }
 
     /// The observation to re-run as this call's first point, if one is due: `gp-ei` on a noisy model
-    /// ([`is_noisy`]) without declared noise, fewer replicate degrees of freedom in the data than `replicates`, the
-    /// model-based points so far (`index`) at least that number times `n_init` (replicates spread over the study),
-    /// and no replicates that agree exactly (a deterministic objective, whose model noise is all structure). The
-    /// point is the observation of largest posterior mean (`best_row`), unless it is pending already.
+    /// ([`is_noisy`]) without declared noise, and no replicates that agree exactly (a deterministic objective, whose
+    /// model noise is all structure). A scheduled replicate while the data hold fewer replicate degrees of freedom
+    /// than `replicates` and the model-based points so far (`index`) are at least that number times `n_init`
+    /// (replicates spread over the study): the observation of largest posterior mean (`best_row`). Otherwise a
+    /// challenger ([`replicates::challenger`]; `values`: the observed values in model units and the posterior means
+    /// at the observations). Never a point that is pending already.
     fn replicate_due(
         &self,
         ctx: &Context<'_>,
         gp: &Gp,
+        values: (&[f64], &[f64]),
         index: usize,
         n_init: usize,
         best_row: usize,
@@ -391,18 +400,22 @@ impl GpBo {
         if !wanted || ctx.data.declares_noise() || !is_noisy(gp) {
             return None;
         }
-        let dof = match replicates::pooled_variance(&replicates::groups(ctx), &ctx.data.y) {
+        let groups = replicates::groups(ctx);
+        let dof = match replicates::pooled_variance(&groups, &ctx.data.y) {
             Some((s2, _)) if s2 <= 0.0 => return None,
             Some((_, dof)) => dof,
             None => 0,
         };
-        if dof >= self.options.replicates || index < dof * n_init.max(1) {
-            return None;
-        }
-        let x = ctx.data.row(best_row);
-        let d = x.len();
-        let pending = ctx.pending.chunks_exact(d.max(1)).any(|p| replicates::same_point(p, x));
-        (!pending).then(|| x.to_vec())
+        let d = ctx.data.row(best_row).len();
+        let open = |row: usize| {
+            let x = ctx.data.row(row);
+            (!ctx.pending.chunks_exact(d.max(1)).any(|p| replicates::same_point(p, x))).then(|| x.to_vec())
+        };
+        let scheduled = dof < self.options.replicates && index >= dof * n_init.max(1);
+        scheduled
+            .then(|| open(best_row))
+            .flatten()
+            .or_else(|| open(replicates::challenger(&groups, values.0, values.1, gp.noise_variance().sqrt())?))
     }
 
     /// The box of the model-based point number `index` (counted from the end of the initial design) if it is a
