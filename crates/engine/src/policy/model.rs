@@ -6,7 +6,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::design::{design_candidate, design_index, initial_design_point};
-use super::replicates::{best_held_out, observed_values};
+use super::replicates::{best_held_out, groups, model_values, observed_values};
 use super::{Candidate, Context, PolicyState, Recommendation};
 use crate::acquisition::{Acquisition, Ucb};
 use crate::error::Result;
@@ -429,19 +429,17 @@ pub(crate) fn recommend_by_mean(
         }
     };
     // An observed point whose value replicates or declared noise show to be partly structure the model smooths
-    // away ([`super::replicates`]) may beat the polished point.
-    let observed = problem.measurement.candidates.is_none().then(|| observed_values(ctx, &m)).flatten();
-    if let Some(best) = observed.into_iter().flatten().max_by(|a, b| a.mean.total_cmp(&b.mean))
-        && best.mean > opt.value
-    {
-        let x = ctx.data.row(best.row).to_vec();
-        let predicted = m.raw(best.mean, best.variance.sqrt());
-        return Ok(Some(Recommendation { x, params: None, predicted, extra: Default::default() }));
-    }
-    // A challenger whose re-runs, free of the selection that chose it, beat the polished point's mean.
-    if let Some((best, lower)) = problem.measurement.candidates.is_none().then(|| best_held_out(ctx, &m)).flatten()
-        && lower > opt.value
-    {
+    // away, or a challenger whose re-runs (free of the selection that chose it) beat the polished point, is
+    // recommended instead ([`super::replicates`]). Not with a finite domain or context parameters.
+    let observed = (problem.measurement.candidates.is_none() && cdims.is_empty()).then(|| {
+        let (groups, y) = (groups(ctx), model_values(ctx, m.warp.as_ref()));
+        let nugget =
+            observed_values(ctx, &m, &groups, &y).and_then(|v| v.into_iter().max_by(|a, b| a.mean.total_cmp(&b.mean)));
+        nugget.filter(|best| best.mean > opt.value).or_else(|| {
+            best_held_out(ctx, &m, &groups, &y).filter(|(_, lower)| *lower > opt.value).map(|(best, _)| best)
+        })
+    });
+    if let Some(best) = observed.flatten() {
         let x = ctx.data.row(best.row).to_vec();
         let predicted = m.raw(best.mean, best.variance.sqrt());
         return Ok(Some(Recommendation { x, params: None, predicted, extra: Default::default() }));

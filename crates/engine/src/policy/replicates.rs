@@ -111,11 +111,10 @@ fn held_out(group: &[usize], y: &[f64]) -> Option<(f64, usize)> {
 }
 
 /// The observation to re-run as a challenger (module docs), as an index into the data: a replicated point with
-/// fewer than [`CHALLENGE_RUNS`] re-runs whose re-runs' mean beats the largest posterior mean at the observations
-/// (the best such), else the best observation if it was observed once and beats that mean by [`CHALLENGE_MARGIN`]
-/// noise standard deviations. `y` in model units, `means` the posterior means at the observations.
-pub(crate) fn challenger(groups: &[Vec<usize>], y: &[f64], means: &[f64], noise_sd: f64) -> Option<usize> {
-    let top = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+/// fewer than [`CHALLENGE_RUNS`] re-runs whose re-runs' mean beats `top`, the largest posterior mean at the
+/// observations (the best such), else the best observation if it was observed once and beats `top` by
+/// [`CHALLENGE_MARGIN`] noise standard deviations. `y` in model units.
+pub(crate) fn challenger(groups: &[Vec<usize>], y: &[f64], top: f64, noise_sd: f64) -> Option<usize> {
     let racing = groups
         .iter()
         .filter(|g| g.len() <= CHALLENGE_RUNS)
@@ -131,18 +130,22 @@ pub(crate) fn challenger(groups: &[Vec<usize>], y: &[f64], means: &[f64], noise_
 }
 
 /// The point of best held-out estimate among those with at least [`CHALLENGE_RUNS`] re-runs (module docs), with
-/// that estimate's lower bound `mean − HELD_OUT_MARGIN · σ_n / √k`; `None` without such a point, with declared
-/// noise (which [`observed_values`] uses) or with context parameters.
-pub(crate) fn best_held_out(ctx: &Context<'_>, fitted: &FittedModel) -> Option<(ObservedValue, f64)> {
-    if !ctx.problem.contexts.is_empty() || ctx.data.declares_noise() {
+/// that estimate's lower bound `mean − HELD_OUT_MARGIN · σ_n / √k`; `None` without such a point or with declared
+/// noise (which [`observed_values`] uses). `groups` and `y` as for [`observed_values`].
+pub(crate) fn best_held_out(
+    ctx: &Context<'_>,
+    fitted: &FittedModel,
+    groups: &[Vec<usize>],
+    y: &[f64],
+) -> Option<(ObservedValue, f64)> {
+    if ctx.data.declares_noise() {
         return None;
     }
-    let y = model_values(ctx, fitted.warp.as_ref());
     let noise = fitted.gp.noise_variance();
-    groups(ctx)
+    groups
         .iter()
         .filter(|g| g.len() > CHALLENGE_RUNS)
-        .filter_map(|g| held_out(g, &y).map(|(mean, k)| (g[0], mean, noise / k as f64)))
+        .filter_map(|g| held_out(g, y).map(|(mean, k)| (g[0], mean, noise / k as f64)))
         .map(|(row, mean, variance)| (ObservedValue { row, mean, variance }, mean - HELD_OUT_MARGIN * variance.sqrt()))
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
@@ -167,15 +170,16 @@ pub(crate) struct ObservedValue {
 }
 
 /// The value of f at every observed point, with the part of the model's noise that replicates or declared noise
-/// show to be structure given back (module docs); `None` when neither exists, when they show no structure (τ² = 0:
-/// every weight would be 0), or with context parameters (whose observed points are not decisions alone).
-pub(crate) fn observed_values(ctx: &Context<'_>, fitted: &FittedModel) -> Option<Vec<ObservedValue>> {
-    if !ctx.problem.contexts.is_empty() || ctx.data.n() == 0 {
-        return None;
-    }
+/// show to be structure given back (module docs); `None` when neither exists or when they show no structure (τ² = 0:
+/// every weight would be 0). `groups` are the data's [`groups`], `y` its [`model_values`]; not for studies with
+/// context parameters, whose observed points are not decisions alone.
+pub(crate) fn observed_values(
+    ctx: &Context<'_>,
+    fitted: &FittedModel,
+    groups: &[Vec<usize>],
+    y: &[f64],
+) -> Option<Vec<ObservedValue>> {
     let gp = &fitted.gp;
-    let y = model_values(ctx, fitted.warp.as_ref());
-    let groups = groups(ctx);
     let scale2 = gp.standardizer().scale.powi(2);
     let learned = gp.noise_variance();
     // Measurement variance of each observation, and the nugget τ².
@@ -183,7 +187,7 @@ pub(crate) fn observed_values(ctx: &Context<'_>, fitted: &FittedModel) -> Option
         let m = gp.noise_diag().iter().take(ctx.data.n()).map(|s| (s * scale2 - learned).max(0.0)).collect();
         (m, learned)
     } else {
-        let (s2, dof) = pooled_variance(&groups, &y)?;
+        let (s2, dof) = pooled_variance(groups, y)?;
         let bound = variance_bound(s2, dof);
         (vec![bound; y.len()], (learned - bound).max(0.0))
     };
@@ -231,8 +235,7 @@ mod tests {
     #[test]
     fn challengers_are_re_run_until_refuted_or_run_twice() {
         // The largest posterior mean is 1.0 and the noise sd 0.1: a single observation needs more than 1.2.
-        const MEANS: [f64; 6] = [1.0, 0.5, 0.2, 0.9, 1.0, 1.0];
-        let pick = |groups: &[Vec<usize>], y: &[f64]| challenger(groups, y, &MEANS[..y.len()], 0.1);
+        let pick = |groups: &[Vec<usize>], y: &[f64]| challenger(groups, y, 1.0, 0.1);
         let singles = vec![vec![0], vec![1], vec![2], vec![3]];
         assert_eq!(pick(&singles, &[1.3, 0.4, 0.1, 0.8]), Some(0));
         assert_eq!(pick(&singles, &[1.15, 0.4, 0.1, 0.8]), None, "within the margin");

@@ -274,8 +274,7 @@ impl GpBo {
         let raw = |mu: f64, var: f64| warp.map_or((mu, var.sqrt()), |w| w.unwarp(mu, var.sqrt()));
         let mut out = Vec::with_capacity(count);
         let replicate = centre.as_ref().and_then(|_| {
-            let y = replicates::model_values(ctx, warp.as_ref());
-            self.replicate_due(ctx, &gp, (&y, &means), first_index, n_init, best_row)
+            self.replicate_due(ctx, &gp, warp.as_ref(), (best_row, means[best_row]), first_index, n_init)
         });
         if let Some(x) = replicate {
             let (mu, var) = gp.posterior(&x);
@@ -384,17 +383,17 @@ impl GpBo {
     /// ([`is_noisy`]) without declared noise, and no replicates that agree exactly (a deterministic objective, whose
     /// model noise is all structure). A scheduled replicate while the data hold fewer replicate degrees of freedom
     /// than `replicates` and the model-based points so far (`index`) are at least that number times `n_init`
-    /// (replicates spread over the study): the observation of largest posterior mean (`best_row`). Otherwise a
-    /// challenger ([`replicates::challenger`]; `values`: the observed values in model units and the posterior means
-    /// at the observations). Never a point that is pending already.
+    /// (replicates spread over the study): `best`, the observation of largest posterior mean (its row and that
+    /// mean). Otherwise a challenger ([`replicates::challenger`]; `warp` the model's output warp). Never a point that
+    /// is pending already.
     fn replicate_due(
         &self,
         ctx: &Context<'_>,
         gp: &Gp,
-        values: (&[f64], &[f64]),
+        warp: Option<&crate::gp::OutputWarp>,
+        (best_row, top): (usize, f64),
         index: usize,
         n_init: usize,
-        best_row: usize,
     ) -> Option<Vec<f64>> {
         let wanted = self.acquisition == GpAcquisition::LogEi && self.options.replicates > 0;
         if !wanted || ctx.data.declares_noise() || !is_noisy(gp) {
@@ -412,10 +411,10 @@ impl GpBo {
             (!ctx.pending.chunks_exact(d.max(1)).any(|p| replicates::same_point(p, x))).then(|| x.to_vec())
         };
         let scheduled = dof < self.options.replicates && index >= dof * n_init.max(1);
-        scheduled
-            .then(|| open(best_row))
-            .flatten()
-            .or_else(|| open(replicates::challenger(&groups, values.0, values.1, gp.noise_variance().sqrt())?))
+        scheduled.then(|| open(best_row)).flatten().or_else(|| {
+            let y = replicates::model_values(ctx, warp);
+            open(replicates::challenger(&groups, &y, top, gp.noise_variance().sqrt())?)
+        })
     }
 
     /// The box of the model-based point number `index` (counted from the end of the initial design) if it is a
