@@ -136,6 +136,7 @@ class Run:
         self.params, self.seed, self.budget, self.label = problem["parameters"], seed, budget, label
         self.noisy = variant != "noiseless"
         self.points, self.values, self.regrets, self.suggest_ms, self.batch_dists = [], [], [], [], []
+        self.noise_sd = None  # the evaluator's noise sd (for --trace)
         self.optimum = None  # true_value - regret, as reported by the evaluator
         self.t0 = time.perf_counter()
 
@@ -154,6 +155,7 @@ class Run:
             self.points.append(a)
             self.values.append(float(r["value"]))
             self.regrets.append(float(r["regret"]))
+            self.noise_sd = float(r.get("noise_sd", 0.0))
             self.optimum = round(float(r["true_value"]) - float(r["regret"]), 10)
             self.suggest_ms.append(1000.0 * suggest_s / len(batch))
             values.append(float(r["value"]))
@@ -429,6 +431,15 @@ def experiment_entry(doc, problem, variant, budget, q, name, description_suffix)
 # Driver
 
 
+def append_trace(path, problem, variant, method, seed, run):
+    """One line per evaluation of `run`, in the format of `bench robust --trace` (peers have no phase)."""
+    with open(path, "a") as f:
+        for i, (v, r) in enumerate(zip(run.values, run.regrets)):
+            f.write(json.dumps({"problem": problem, "variant": variant, "method": method, "seed": seed,
+                                "index": i, "value": v, "regret": r, "noise_sd": run.noise_sd,
+                                "phase": None}) + "\n")
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--method", required=True, choices=METHODS)
@@ -442,6 +453,8 @@ def parse_args(argv):
     ap.add_argument("--batch", type=int, default=1, help="evaluations proposed at once (Q)")
     ap.add_argument("--budget-cap", type=int, help="smoke tests only: cap every budget (marks quick)")
     ap.add_argument("--out", required=True, help="output JSON file (rewritten after every run)")
+    ap.add_argument("--trace", help="also append one JSON line per evaluation to this file, as `bench robust "
+                                    "--trace` writes (for tools/bench/robust_trace.py)")
     return ap.parse_args(argv)
 
 
@@ -504,6 +517,8 @@ def main(argv=None):
                     if exp["optimum"] is None:
                         exp["optimum"] = run.optimum
                     entry["runs"].append(record)
+                    if args.trace:
+                        append_trace(args.trace, problem["name"], variant, name, seed, run)
                     entry["summary"] = summarise(entry["runs"])
                     write_atomic(args.out, doc)
                     log(f"{label}: done, final regret {y[-1]:.4g}, recommended {recommended:.4g}, "

@@ -61,6 +61,10 @@ pub struct Args {
     /// a default (`--options '{"replicates": 0}' --label bayesd-norep`).
     #[arg(long)]
     pub options: Option<String>,
+    /// Suite robust: also write `DIR/robust_trace.jsonl`, one line per evaluation (problem, variant, method, seed,
+    /// index, observed value, true regret, noise sd, the suggestion's phase), for `tools/bench/robust_trace.py`.
+    #[arg(long)]
+    pub trace: bool,
     /// Suite latency: only these numbers of observations (comma-separated, e.g. `25,50`).
     #[arg(long, value_delimiter = ',')]
     pub sizes: Option<Vec<usize>>,

@@ -7,7 +7,9 @@
 //!   a new study gets (`algorithm: auto`); its method is called `bayesd`, others `bayesd-<name>`, and `--batch Q`
 //!   suffixes `-qQ`. With noise, each curve is the true regret of the point with the best observed value so far,
 //!   and the score is the true regret of the recommended point (`Study::recommend`, `best` over HTTP) at the end
-//!   (`runs[].recommended`).
+//!   (`runs[].recommended`). `--trace` also writes `DIR/robust_trace.jsonl`: one line per evaluation ([`TraceRow`]),
+//!   which `tools/bench/robust_trace.py` summarises (regrets of the evaluated points, re-runs, the best observed
+//!   point under redrawn noise); `tools/peers/peers.py --trace FILE` writes the same lines for a peer.
 //! - `bench robust-spec --out DIR` writes `DIR/robust_problems.json` (problems, parameters, budgets, seeds) for the
 //!   peers' harness; `bench robust-eval` evaluates instances for it over JSON lines on stdin/stdout.
 //! - `bench robust-table FILES…` merges bayesd's and the peers' files and prints the win/tie/loss table ([`table`]).
@@ -38,6 +40,10 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
     let variants = selected_variants(args)?;
     let options = Value::Object(args.algorithm_options()?);
     let q = args.batch.max(1);
+    let mut trace = match args.trace {
+        true => Some(std::io::BufWriter::new(std::fs::File::create(args.out.join("robust_trace.jsonl"))?)),
+        false => None,
+    };
     for p in catalogue() {
         if !args.selected(p.name) {
             continue;
@@ -51,23 +57,27 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
             });
             let mut out = Vec::new();
             for m in &methods {
-                let rs: Vec<Run> = jobs
-                    .iter()
-                    .zip(&runs)
-                    .filter(|((jm, _), _)| jm == m)
-                    .filter_map(|((_, s), r)| match r {
-                        Ok(run) => Some(run.clone()),
-                        Err(e) => {
-                            eprintln!("[{exp_name}] {m} seed {s} failed: {e}");
-                            None
-                        }
-                    })
-                    .collect();
                 let name = match (&args.label, m.as_str()) {
                     (Some(label), "default") if q > 1 => format!("{label}-q{q}"),
                     (Some(label), "default") => label.clone(),
                     _ => method_name(m, q),
                 };
+                let mut rs = Vec::new();
+                for ((_, s), r) in jobs.iter().zip(&runs).filter(|((jm, _), _)| jm == m) {
+                    match r {
+                        Ok((run, rows)) => {
+                            rs.push(run.clone());
+                            if let Some(w) = trace.as_mut() {
+                                for row in rows {
+                                    let line =
+                                        json!({"problem": p.name, "variant": variant, "method": name, "seed": s});
+                                    write_trace_line(w, line, row)?;
+                                }
+                            }
+                        }
+                        Err(e) => eprintln!("[{exp_name}] {m} seed {s} failed: {e}"),
+                    }
+                }
                 out.push(Method::new(&name, "proposed", rs));
             }
             let exp = Experiment {
@@ -91,7 +101,35 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
             result.experiments.push(exp);
         }
     }
+    if let Some(mut w) = trace {
+        w.flush()?;
+        eprintln!("wrote {}", args.out.join("robust_trace.jsonl").display());
+    }
     Ok(result)
+}
+
+/// One evaluation of a run, for `--trace`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TraceRow {
+    /// 0-based evaluation index in the run.
+    index: usize,
+    /// The observed (noisy) value.
+    value: f64,
+    /// True regret of the evaluated point.
+    regret: f64,
+    /// Standard deviation of the observation noise (0 noiseless).
+    noise_sd: f64,
+    /// The suggestion's `diagnostics.phase` (`initial_design`, `model`, `replicate`, …).
+    phase: Option<String>,
+}
+
+/// Writes `head` (problem, variant, method, seed) merged with `row` as one JSON line.
+fn write_trace_line(w: &mut impl Write, mut head: Value, row: &TraceRow) -> anyhow::Result<()> {
+    if let (Value::Object(h), Value::Object(r)) = (&mut head, serde_json::to_value(row)?) {
+        h.extend(r);
+    }
+    writeln!(w, "{head}")?;
+    Ok(())
 }
 
 /// `noiseless` unless `--variants` names others.
@@ -129,7 +167,7 @@ fn one_run(
     seed: u64,
     q: usize,
     quick: bool,
-) -> anyhow::Result<Run> {
+) -> anyhow::Result<(Run, Vec<TraceRow>)> {
     let inst = p.instance(seed);
     let algorithm = if method == "default" { "auto" } else { method };
     let spec = serde_json::from_value(json!({
@@ -147,6 +185,7 @@ fn one_run(
     let mut y = Vec::with_capacity(budget);
     let (mut best_true, mut best_observed, mut regret_at_best_observed) = (f64::INFINITY, f64::INFINITY, f64::NAN);
     let mut min_distance: Option<f64> = None;
+    let mut rows = Vec::with_capacity(budget);
     while y.len() < budget {
         let k = q.min(budget - y.len());
         let t = Instant::now();
@@ -173,6 +212,13 @@ fn one_run(
                 regret_at_best_observed = inst.regret(truth);
             }
             y.push(if level == 0.0 { inst.regret(best_true) } else { regret_at_best_observed });
+            rows.push(TraceRow {
+                index: index as usize,
+                value: observed,
+                regret: inst.regret(truth),
+                noise_sd: inst.noise_sd(level),
+                phase: s.diagnostics.phase.clone(),
+            });
             history.observations.push(ObservationRecord {
                 assignments: s.assignments.clone(),
                 value: Some(observed),
@@ -186,7 +232,7 @@ fn one_run(
     } else {
         None
     };
-    Ok(Run {
+    let run = Run {
         seed,
         x: (1..=y.len()).map(|i| i as f64).collect(),
         y,
@@ -195,7 +241,8 @@ fn one_run(
         suggest_ms: Some(Latency::of(&ms)),
         recommended,
         min_batch_distance: min_distance,
-    })
+    };
+    Ok((run, rows))
 }
 
 /// Smallest Euclidean distance between two of `points`.
@@ -230,7 +277,7 @@ pub fn write_spec(args: &Args) -> anyhow::Result<()> {
 }
 
 /// `bench robust-eval`: answers `{"problem", "variant", "seed", "index", "assignments"}` lines on stdin with
-/// `{"value", "true_value", "regret"}` (or `{"error"}`) lines on stdout. Index −1 evaluates without noise.
+/// `{"value", "true_value", "regret", "noise_sd"}` (or `{"error"}`) lines on stdout. Index −1 evaluates without noise.
 pub fn serve_eval() -> anyhow::Result<()> {
     let problems = catalogue();
     let mut cache: std::collections::HashMap<(String, u64), Instance> = Default::default();
@@ -264,5 +311,41 @@ fn evaluate_request(
     let inst = cache.entry((name.to_string(), seed)).or_insert_with(|| p.instance(seed));
     let u = inst.unit_of(a)?;
     let truth = inst.eval_unit(&u);
-    Ok(json!({"value": inst.observe(&u, level, index), "true_value": truth, "regret": inst.regret(truth)}))
+    Ok(json!({
+        "value": inst.observe(&u, level, index),
+        "true_value": truth,
+        "regret": inst.regret(truth),
+        "noise_sd": inst.noise_sd(level),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_rows_reproduce_the_noisy_curve_and_carry_the_phases() {
+        let p = catalogue().into_iter().find(|p| p.name == "branin").expect("branin");
+        let (run, rows) = one_run(&p, 0.1, "default", &json!({}), 0, 1, true).expect("a run");
+        assert_eq!(rows.len(), run.y.len());
+        let mut best = 0;
+        for (t, row) in rows.iter().enumerate() {
+            assert_eq!(row.index, t);
+            if row.value < rows[best].value {
+                best = t;
+            }
+            assert_eq!(run.y[t], rows[best].regret, "evaluation {t}: the regret of the best observed point");
+            assert!(row.regret >= 0.0 && row.noise_sd == p.instance(0).noise_sd(0.1));
+        }
+        let phase = |name: &str| rows.iter().any(|r| r.phase.as_deref() == Some(name));
+        assert!(phase("initial_design") && phase("model"));
+
+        let mut line = Vec::new();
+        write_trace_line(&mut line, json!({"problem": "branin", "seed": 0}), &rows[3]).expect("written");
+        let parsed: Value = serde_json::from_slice(&line).expect("one JSON line");
+        assert_eq!(parsed["problem"], "branin");
+        assert_eq!(parsed["index"], 3);
+        assert_eq!(parsed["value"].as_f64(), Some(rows[3].value));
+        assert!(line.ends_with(b"\n") && line.iter().filter(|&&b| b == b'\n').count() == 1);
+    }
 }

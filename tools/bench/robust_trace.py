@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Summaries of per-evaluation traces (`bench robust --trace`, `tools/peers/peers.py --trace FILE`): where a
+method sampled and how much of its choice of the best observed point was luck.
+
+Per (experiment, method), over the seeds:
+
+- `evaluated q1/q2/q3`: quartiles of the true regrets of all evaluated points, all seeds pooled;
+- `best observed`: median over seeds of the true regret of the point with the best observed value (the benchmark's
+  noise, as `runs[].y[-1]` of the result file);
+- `redrawn mean / median`: the same point chosen again with the observation noise redrawn `--draws` times at the
+  same evaluated points (Gaussian, the trace's `noise_sd`): per seed the mean and the median of the true regret of
+  the best observed point over the draws, each then taken at its median over seeds. It separates the quality of
+  the evaluated points from the luck of the one draw of noise the benchmark uses. The per-seed median is the one to
+  set beside `best observed` (one draw per seed), since the distribution over draws is skewed;
+- `luck`: per seed, the share of the draws whose best observed point is better than the benchmark's one (ties
+  count half), averaged over seeds: 0.5 for a typical draw, lower for a lucky one;
+- `re-runs min/median/max`: per seed, the evaluations whose phase is `replicate` (scheduled replicates and
+  challengers' re-runs; peers have no phase and print `-`).
+
+    python3 tools/bench/robust_trace.py TRACE.jsonl [MORE.jsonl …] [--only PREFIX] [--draws 2000] [--seed 0]
+
+The redrawing uses Python's `random` with `--seed`, so the same traces print the same numbers.
+"""
+import argparse
+import json
+import random
+import statistics
+from collections import defaultdict
+
+
+def quartiles(xs):
+    """The quartiles with linear interpolation (numpy's default percentile)."""
+    return statistics.quantiles(xs, n=4, method="inclusive") if len(xs) > 1 else [xs[0]] * 3
+
+
+def redrawn_regrets(rows, draws, rng):
+    """The true regret of the best observed point in each of `draws` redraws of every evaluation's noise."""
+    truths = [r["regret"] for r in rows]
+    sd = rows[0]["noise_sd"] or 0.0
+    if sd == 0.0:
+        return [min(truths)]
+    out = []
+    for _ in range(draws):
+        noisy = [t + rng.gauss(0.0, sd) for t in truths]  # regret + noise: the argmin of value − f* + noise
+        out.append(truths[noisy.index(min(noisy))])
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("traces", nargs="+")
+    ap.add_argument("--only", default="", help="experiments (problem/variant) starting with this")
+    ap.add_argument("--draws", type=int, default=2000, help="redraws of the noise per seed (default 2000)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the redrawing (default 0)")
+    args = ap.parse_args()
+
+    runs = defaultdict(list)  # (experiment, method, seed) -> rows
+    for path in args.traces:
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    r = json.loads(line)
+                    exp = f"{r['problem']}/{r['variant']}"
+                    if exp.startswith(args.only):
+                        runs[(exp, r["method"], r["seed"])].append(r)
+    groups = defaultdict(list)  # (experiment, method) -> [rows of one seed]
+    for (exp, method, seed), rows in sorted(runs.items()):
+        groups[(exp, method)].append(sorted(rows, key=lambda r: r["index"]))
+
+    rng = random.Random(args.seed)
+    print(f"{'experiment':32} {'method':22} {'seeds':>5} {'evaluated q1/q2/q3':>26} {'best observed':>13} "
+          f"{'redrawn mean / median':>22} {'luck':>5} {'re-runs':>12}")
+    for (exp, method), seeds in sorted(groups.items()):
+        q1, q2, q3 = quartiles([r["regret"] for rows in seeds for r in rows])
+        observed = [min(rows, key=lambda r: r["value"])["regret"] for rows in seeds]
+        redrawn = [redrawn_regrets(rows, args.draws, rng) for rows in seeds]
+        luck = statistics.fmean(
+            (sum(d < o for d in ds) + 0.5 * sum(d == o for d in ds)) / len(ds) for ds, o in zip(redrawn, observed)
+        )
+        phases = [[r.get("phase") for r in rows] for rows in seeds]
+        if any(p is not None for ps in phases for p in ps):
+            reruns = sorted(sum(p == "replicate" for p in ps) for ps in phases)
+            rerun_text = f"{reruns[0]}/{statistics.median(reruns):g}/{reruns[-1]}"
+        else:
+            rerun_text = "-"
+        print(f"{exp:32} {method:22} {len(seeds):>5} {q1:>8.4g}/{q2:.4g}/{q3:.4g} "
+              f"{statistics.median(observed):>13.4g} "
+              f"{statistics.median(map(statistics.fmean, redrawn)):>10.4g} / "
+              f"{statistics.median(map(statistics.median, redrawn)):<9.4g} {luck:>5.2f} {rerun_text:>12}")
+
+
+if __name__ == "__main__":
+    main()
