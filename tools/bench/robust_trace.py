@@ -19,7 +19,8 @@ Per (experiment, method), over the seeds:
 
     python3 tools/bench/robust_trace.py TRACE.jsonl [MORE.jsonl …] [--only PREFIX] [--draws 2000] [--seed 0]
 
-The redrawing uses Python's `random` with `--seed`, so the same traces print the same numbers.
+The redrawing uses Python's `random`, seeded per run by `--seed`, the experiment, the method and the run's seed, so
+a run's numbers do not depend on the other traces given.
 """
 import argparse
 import json
@@ -67,13 +68,16 @@ def main():
     for (exp, method, seed), rows in sorted(runs.items()):
         groups[(exp, method)].append(sorted(rows, key=lambda r: r["index"]))
 
-    rng = random.Random(args.seed)
     print(f"{'experiment':32} {'method':22} {'seeds':>5} {'evaluated q1/q2/q3':>26} {'best observed':>13} "
           f"{'redrawn mean / median':>22} {'luck':>5} {'re-runs':>12}")
     for (exp, method), seeds in sorted(groups.items()):
         q1, q2, q3 = quartiles([r["regret"] for rows in seeds for r in rows])
         observed = [min(rows, key=lambda r: r["value"])["regret"] for rows in seeds]
-        redrawn = [redrawn_regrets(rows, args.draws, rng) for rows in seeds]
+        # One generator per run, so a run's numbers do not depend on which other traces were given.
+        redrawn = [
+            redrawn_regrets(rows, args.draws, random.Random(f"{args.seed}/{exp}/{method}/{rows[0]['seed']}"))
+            for rows in seeds
+        ]
         luck = statistics.fmean(
             (sum(d < o for d in ds) + 0.5 * sum(d == o for d in ds)) / len(ds) for ds, o in zip(redrawn, observed)
         )
