@@ -40,9 +40,10 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
     let variants = selected_variants(args)?;
     let options = Value::Object(args.algorithm_options()?);
     let q = args.batch.max(1);
-    let mut trace = match args.trace {
-        true => Some(std::io::BufWriter::new(std::fs::File::create(args.out.join("robust_trace.jsonl"))?)),
-        false => None,
+    let mut trace = if args.trace {
+        Some(std::io::BufWriter::new(std::fs::File::create(args.out.join("robust_trace.jsonl"))?))
+    } else {
+        None
     };
     for p in catalogue() {
         if !args.selected(p.name) {
