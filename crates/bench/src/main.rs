@@ -29,11 +29,11 @@ pub struct Args {
     /// Reduced protocol (fewer seeds, smaller budgets) that finishes in a few minutes.
     #[arg(long)]
     pub quick: bool,
-    /// Override the number of seeds (runs) per method.
+    /// Override the number of seeds (runs) per method (`robust-table`: judge only seeds `first-run`..+N).
     #[arg(long)]
     pub seeds: Option<usize>,
     /// Skip the protocol's first K runs (seeds) of every method: with `--seeds N`, runs K..K+N (a slice of a long
-    /// protocol, to be joined with `bench merge`).
+    /// protocol, to be joined with `bench merge`; `robust-table`: judge only seeds from K).
     #[arg(long, default_value_t = 0)]
     pub first_run: u64,
     /// Output directory.
@@ -123,7 +123,8 @@ fn main() -> anyhow::Result<()> {
         "robust-eval" => return suites::robust::serve_eval(),
         "robust-table" => {
             let proposed = args.methods.as_deref().and_then(|m| m.split(',').next());
-            return suites::robust::table(&args.inputs, proposed, args.batch);
+            let last = args.seeds.map_or(u64::MAX, |n| args.first_run.saturating_add(n as u64));
+            return suites::robust::table(&args.inputs, proposed, args.batch, args.first_run..last);
         }
         "robust-spec" => {
             std::fs::create_dir_all(&args.out)?;

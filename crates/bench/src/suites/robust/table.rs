@@ -9,6 +9,7 @@
 //! pairs is 1/32).
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::PathBuf;
 
 use super::catalogue;
@@ -48,9 +49,9 @@ type Scores = BTreeMap<String, MethodScores>;
 /// Smallest distance between two points of one batch, by method, over all its batched runs.
 type Distances = BTreeMap<String, Vec<f64>>;
 
-/// Loads the files; with `batch` Q, experiments `p/v/qQ` join `p/v` (their methods are named `…-qQ`), so batched
-/// and sequential runs of a problem sit in one row.
-fn load(inputs: &[PathBuf], batch: usize) -> anyhow::Result<(Scores, Distances)> {
+/// Loads the files' runs of the seeds in `seeds`; with `batch` Q, experiments `p/v/qQ` join `p/v` (their methods
+/// are named `…-qQ`), so batched and sequential runs of a problem sit in one row.
+fn load(inputs: &[PathBuf], batch: usize, seeds: &Range<u64>) -> anyhow::Result<(Scores, Distances)> {
     let mut scores: Scores = BTreeMap::new();
     let mut distances: Distances = BTreeMap::new();
     let suffix = format!("/q{batch}");
@@ -66,7 +67,11 @@ fn load(inputs: &[PathBuf], batch: usize) -> anyhow::Result<(Scores, Distances)>
                 _ if e.name.matches('/').count() > 1 => continue,
                 _ => e.name.clone(),
             };
-            for m in e.methods {
+            for mut m in e.methods {
+                m.runs.retain(|r| seeds.contains(&r.seed));
+                if m.runs.is_empty() {
+                    continue;
+                }
                 for r in &m.runs {
                     if let Some(d) = r.min_batch_distance {
                         distances.entry(m.name.clone()).or_default().push(d);
@@ -151,9 +156,10 @@ fn median(v: &BTreeMap<u64, f64>) -> f64 {
 
 /// Prints the table of `args.inputs` (markdown) with `proposed` (first of `--methods`, default `bayesd`) against
 /// every other method; with `batch` Q > 1, the batched experiments next to the sequential ones, and the smallest
-/// distances within batches.
-pub fn table(inputs: &[PathBuf], proposed: Option<&str>, batch: usize) -> anyhow::Result<()> {
-    let (scores, distances) = load(inputs, batch)?;
+/// distances within batches. Only the runs of `seeds` count (`--first-run K --seeds N`: seeds K..K+N), so files of
+/// several seed ranges can be judged on one range.
+pub fn table(inputs: &[PathBuf], proposed: Option<&str>, batch: usize, seeds: Range<u64>) -> anyhow::Result<()> {
+    let (scores, distances) = load(inputs, batch, &seeds)?;
     if !distances.is_empty() {
         println!("\n### Smallest distance between two points of one batch (unit cube), over runs\n");
         println!("| method | runs | minimum | 5th percentile | median |\n|---|---|---|---|---|");
@@ -257,6 +263,7 @@ fn fmt(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::{Experiment, Method};
 
     /// Exact p-values printed by `tools/bench/robust_reference.py` (scipy.stats.wilcoxon with its exact permutation
     /// method): for
@@ -281,5 +288,42 @@ mod tests {
         assert_eq!(verdict(&a, &better).0, Verdict::Win);
         assert_eq!(verdict(&better, &a).0, Verdict::Loss);
         assert_eq!(verdict(&a, &mixed).0, Verdict::Tie);
+    }
+
+    /// `--first-run K --seeds N` judges seeds K..K+N only: a file holding seeds 0–19 then gives the verdicts of the
+    /// seeds asked for, here a win on seeds 0–9 and a loss on 10–19.
+    #[test]
+    fn the_seed_range_selects_runs() -> anyhow::Result<()> {
+        let run = |seed: u64, y: f64| Run { seed, x: vec![1.0], y: vec![y], ..Default::default() };
+        let method =
+            |name: &str, f: &dyn Fn(u64) -> f64| Method::new(name, "baseline", (0..20).map(|s| run(s, f(s))).collect());
+        let mut result = SuiteResult::new("robust", false);
+        result.experiments.push(Experiment {
+            name: "branin/noiseless".into(),
+            description: String::new(),
+            metric: "simple_regret".into(),
+            better: "lower".into(),
+            x_axis: "n_observations".into(),
+            optimum: None,
+            budget: None,
+            methods: vec![
+                method("bayesd", &|s| if s < 10 { 1.0 + s as f64 } else { 100.0 + s as f64 }),
+                method("peer", &|_| 50.0),
+            ],
+        });
+        let dir = std::env::temp_dir().join(format!("robust-table-seeds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join("robust.json");
+        std::fs::write(&path, serde_json::to_string(&result)?)?;
+        let verdict_of = |seeds: Range<u64>| -> anyhow::Result<(Verdict, usize)> {
+            let (scores, _) = load(std::slice::from_ref(&path), 1, &seeds)?;
+            let methods = &scores["branin/noiseless"];
+            Ok(verdict(&methods["bayesd"], &methods["peer"]))
+        };
+        assert_eq!(verdict_of(0..10)?, (Verdict::Win, 10));
+        assert_eq!(verdict_of(10..20)?, (Verdict::Loss, 10));
+        assert_eq!(verdict_of(0..u64::MAX)?.1, 20);
+        std::fs::remove_dir_all(&dir)?;
+        Ok(())
     }
 }
