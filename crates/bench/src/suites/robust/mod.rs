@@ -12,7 +12,8 @@
 //!   point under redrawn noise); `tools/peers/peers.py --trace FILE` writes the same lines for a peer.
 //! - `bench robust-spec --out DIR` writes `DIR/robust_problems.json` (problems, parameters, budgets, seeds) for the
 //!   peers' harness; `bench robust-eval` evaluates instances for it over JSON lines on stdin/stdout.
-//! - `bench robust-table FILES…` merges bayesd's and the peers' files and prints the win/tie/loss table ([`table`]).
+//! - `bench robust-table FILES… [--first-run K --seeds N]` merges bayesd's and the peers' files and prints the
+//!   win/tie/loss table ([`table`]), of the seeds K..K+N only when given.
 
 mod functions;
 mod problems;
