@@ -71,7 +71,7 @@ impl ContextMethod {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ContextBoOptions {
-    /// Size of the Sobol initial design over the decisions (default `clamp(2·d + 1, 10, 20)`; the paper uses 10).
+    /// Size of the Sobol initial design over the decisions (default `clamp(2·d + 1, 10, 50)`; the paper uses 10).
     pub initial_design: Option<usize>,
     /// Multiplier of σ in the UCB (the paper's √β_t = 1.5).
     pub sqrt_beta: f64,

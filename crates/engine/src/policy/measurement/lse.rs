@@ -44,7 +44,7 @@ pub struct LseOptions {
     pub noise_level: Option<String>,
     /// Representer points of a continuous domain.
     pub representer_points: usize,
-    /// Sobol design points before the model (default 0 with `fixed` hyperparameters, else `clamp(2·d + 1, 10, 20)`).
+    /// Sobol design points before the model (default 0 with `fixed` hyperparameters, else `clamp(2·d + 1, 10, 50)`).
     pub initial_design: Option<usize>,
     /// Surrogate options.
     #[serde(flatten)]

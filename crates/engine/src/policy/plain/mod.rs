@@ -1,6 +1,6 @@
 //! Plain GP Bayesian optimisation: `gp-ei` (LogEI), `gp-ucb`, `gp-pi`, `gp-mes`, `gp-ts`.
 //!
-//! A scrambled-Sobol initial design of `initial_design` points (default `clamp(2·d + 1, 10, 20)`, d the number of
+//! A scrambled-Sobol initial design of `initial_design` points (default `clamp(2·d + 1, 10, 50)`, d the number of
 //! decision parameters), then the standard GP ([`crate::policy::model`]) and the acquisition maximised by
 //! [`crate::optim::maximize`] with the five best observations as extra starts. Studies with context parameters
 //! average the acquisition over the observed contexts (or use the context given with the request).
@@ -103,7 +103,7 @@ pub enum GpAcquisition {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GpBoOptions {
-    /// Size of the Sobol initial design (default `clamp(2·d + 1, 10, 20)`).
+    /// Size of the Sobol initial design (default `clamp(2·d + 1, 10, 50)`).
     pub initial_design: Option<usize>,
     /// UCB exploration weight β (σ is multiplied by √β).
     pub beta: f64,

@@ -57,7 +57,7 @@ pub struct TruvarOptions {
     /// Representer points of a continuous domain (a grid when it has ≥ 5 points per axis, else Sobol).
     pub representer_points: usize,
     /// Points chosen from the study's Sobol sequence before the model is used (default 0 with `fixed`
-    /// hyperparameters, else `clamp(2·d + 1, 10, 20)`).
+    /// hyperparameters, else `clamp(2·d + 1, 10, 50)`).
     pub initial_design: Option<usize>,
     /// Play only this noise level (default: choose among all, the cost-normalised rule of Eq. 3).
     pub noise_level: Option<String>,
