@@ -93,12 +93,13 @@ impl Policy for SobolSearch {
 ///
 /// At least 10, as Optuna's GP sampler (`n_startup_trials`) and the contextual paper (seed 002). On `bench robust`'s
 /// 2–4-D problems, against a floor of 5: 2 wins, 33 ties and 1 loss over the three noise variants (the ablation in
-/// `docs/bench/robust.md`). From 5 dimensions on, `2·d + 1` is already above the floor. At most 50; until 2026-11-30
-/// the cap was 20, which bound from 10 dimensions on, where Ax's default and the peers' BoTorch harness
-/// (`tools/peers`) take `2·d` Sobol points. On `bench robust`'s four problems of 10–20 dimensions, `2·d + 1` against 20 won Levy-20 (36.4 →
-/// 13.0, a tie with BoTorch where it was lost) and lost Dixon–Price-10 (76 → 169, 21 points against 20, still far
-/// ahead of every peer) noiseless, and tied all four under noise ("The initial design in 10–20 dimensions"). The
-/// cap keeps a very wide study from spending a hundred runs before its first model.
+/// `docs/bench/robust.md`). From 5 dimensions on, `2·d + 1` is already above the floor. At most 50; until
+/// 2026-11-30 the cap was 20, which bound from 10 dimensions on, where Ax's default and the peers' BoTorch harness
+/// (`tools/peers`) take `2·d` Sobol points. On `bench robust`'s four problems of 10–20 dimensions, `2·d + 1`
+/// against 20 won Levy-20 (36.4 → 13.0, a tie with BoTorch where it was lost) and lost Dixon–Price-10 (76 → 169,
+/// 21 points against 20, still far ahead of every peer) noiseless, and tied all four under noise ("The initial
+/// design in 10–20 dimensions"). The cap keeps a very wide study from spending a hundred runs before its first
+/// model.
 pub fn default_initial_design(d: usize) -> usize {
     (2 * d + 1).clamp(10, 50)
 }
