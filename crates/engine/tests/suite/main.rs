@@ -23,6 +23,7 @@ mod golden;
 mod gradients;
 mod hyper_elim;
 mod indirect;
+mod initial_design;
 mod local_steps;
 mod noisy_ei;
 mod options;

@@ -49,18 +49,30 @@ type Scores = BTreeMap<String, MethodScores>;
 /// Smallest distance between two points of one batch, by method, over all its batched runs.
 type Distances = BTreeMap<String, Vec<f64>>;
 
-/// Loads the files' runs of the seeds in `seeds`; with `batch` Q, experiments `p/v/qQ` join `p/v` (their methods
-/// are named `…-qQ`), so batched and sequential runs of a problem sit in one row.
+/// Loads the files' runs of the seeds in `seeds` ([`collect`]).
 fn load(inputs: &[PathBuf], batch: usize, seeds: &Range<u64>) -> anyhow::Result<(Scores, Distances)> {
+    let results = inputs
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            let result: SuiteResult =
+                serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            anyhow::ensure!(result.suite == "robust", "{}: suite {} is not robust", path.display(), result.suite);
+            Ok(result)
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(collect(results, batch, seeds))
+}
+
+/// The results' runs of the seeds in `seeds`, in order (a later result's run of the same seed wins); with `batch`
+/// Q, experiments `p/v/qQ` join `p/v` (their methods are named `…-qQ`), so batched and sequential runs of a problem
+/// sit in one row.
+fn collect(results: Vec<SuiteResult>, batch: usize, seeds: &Range<u64>) -> (Scores, Distances) {
     let mut scores: Scores = BTreeMap::new();
     let mut distances: Distances = BTreeMap::new();
     let suffix = format!("/q{batch}");
     let mut floors = BTreeMap::new();
-    for path in inputs {
-        let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        let result: SuiteResult =
-            serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        anyhow::ensure!(result.suite == "robust", "{}: suite {} is not robust", path.display(), result.suite);
+    for result in results {
         for e in result.experiments {
             let name = match e.name.strip_suffix(&suffix) {
                 Some(base) if batch > 1 => base.to_string(),
@@ -85,7 +97,7 @@ fn load(inputs: &[PathBuf], batch: usize, seeds: &Range<u64>) -> anyhow::Result<
             }
         }
     }
-    Ok((scores, distances))
+    (scores, distances)
 }
 
 /// A run's final regret: the recommended point's, else the curve's last value.
@@ -293,7 +305,7 @@ mod tests {
     /// `--first-run K --seeds N` judges seeds K..K+N only: a file holding seeds 0–19 then gives the verdicts of the
     /// seeds asked for, here a win on seeds 0–9 and a loss on 10–19.
     #[test]
-    fn the_seed_range_selects_runs() -> anyhow::Result<()> {
+    fn the_seed_range_selects_runs() {
         let run = |seed: u64, y: f64| Run { seed, x: vec![1.0], y: vec![y], ..Default::default() };
         let method =
             |name: &str, f: &dyn Fn(u64) -> f64| Method::new(name, "baseline", (0..20).map(|s| run(s, f(s))).collect());
@@ -311,19 +323,13 @@ mod tests {
                 method("peer", &|_| 50.0),
             ],
         });
-        let dir = std::env::temp_dir().join(format!("robust-table-seeds-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        let path = dir.join("robust.json");
-        std::fs::write(&path, serde_json::to_string(&result)?)?;
-        let verdict_of = |seeds: Range<u64>| -> anyhow::Result<(Verdict, usize)> {
-            let (scores, _) = load(std::slice::from_ref(&path), 1, &seeds)?;
+        let verdict_of = |seeds: Range<u64>| {
+            let (scores, _) = collect(vec![result.clone()], 1, &seeds);
             let methods = &scores["branin/noiseless"];
-            Ok(verdict(&methods["bayesd"], &methods["peer"]))
+            verdict(&methods["bayesd"], &methods["peer"])
         };
-        assert_eq!(verdict_of(0..10)?, (Verdict::Win, 10));
-        assert_eq!(verdict_of(10..20)?, (Verdict::Loss, 10));
-        assert_eq!(verdict_of(0..u64::MAX)?.1, 20);
-        std::fs::remove_dir_all(&dir)?;
-        Ok(())
+        assert_eq!(verdict_of(0..10), (Verdict::Win, 10));
+        assert_eq!(verdict_of(10..20), (Verdict::Loss, 10));
+        assert_eq!(verdict_of(0..u64::MAX).1, 20);
     }
 }
