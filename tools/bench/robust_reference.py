@@ -1,9 +1,10 @@
-"""Reference values for `crates/bench/src/suites/robust` (run with numpy and scipy from PyPI):
+"""Reference values for `crates/bench/src/suites/robust` (run with numpy, scipy and statsmodels from PyPI):
 the minimisers of Hartmann-3, Hartmann-6 and Shekel-10 as the Rust constants state them, and exact Wilcoxon
-signed-rank p-values for `table::tests`. Prints what the Rust tests assert."""
+signed-rank p-values, binomial tails and Holm rejection counts for `table::tests`. Prints what the Rust tests assert."""
 import numpy as np
 from scipy.optimize import minimize
-from scipy.stats import PermutationMethod, wilcoxon
+from scipy.stats import PermutationMethod, binom, wilcoxon
+from statsmodels.stats.multitest import multipletests
 
 ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
 A3 = np.array([[3.0, 10, 30], [0.1, 10, 35], [3.0, 10, 30], [0.1, 10, 35]])
@@ -36,3 +37,11 @@ for d, alt in [([-1, -2, -3, -4, -5], "less"), ([1, -2, 3, 4, 5, 6, 7, -8, 9, 10
     # The exact permutation distribution of the mid-rank statistic (what `table::wilcoxon` computes; scipy's
     # method="exact" ignores ties).
     print("wilcoxon", d, alt, wilcoxon(d, alternative=alt, method=PermutationMethod(n_resamples=10**6)).pvalue)
+
+# `table::binomial_tail(k, n, p)` is P(X >= k), scipy's binom.sf(k - 1, n, p).
+for k, n, p in [(3, 26, 0.05), (1, 26, 0.05), (1, 10, 0.05), (6, 26, 0.05)]:
+    print("binomial_tail", k, n, p, binom.sf(k - 1, n, p))
+
+# `table::holm_rejections(p, 0.05)`: statsmodels' Holm step-down.
+for ps in [[0.001, 0.0019, 0.002, 0.01, 0.04, 0.3], [0.0005, 0.011, 0.0125, 0.2]]:
+    print("holm", ps, int(multipletests(ps, alpha=0.05, method="holm")[0].sum()))

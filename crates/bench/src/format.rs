@@ -183,22 +183,9 @@ impl SuiteResult {
     }
 }
 
-/// The commit of the checkout the bench binary was built in (found from the executable's directory, so a run from
-/// any working directory names its build), `-dirty` when that checkout has uncommitted changes; `unknown` outside
-/// a checkout.
+/// The commit the bench binary was built from, `-dirty` when its tracked files differed from it, `unknown` when
+/// built outside a git checkout: stamped by `build.rs` at build time, so a run names its build even after the
+/// checkout has moved on.
 fn git_commit() -> String {
-    let dir = std::env::current_exe().ok().and_then(|exe| exe.parent().map(std::path::Path::to_path_buf));
-    let run = |args: &[&str]| {
-        let mut command = std::process::Command::new("git");
-        if let Some(dir) = &dir {
-            command.arg("-C").arg(dir);
-        }
-        command.args(args).output().ok().filter(|o| o.status.success())
-    };
-    let Some(head) = run(&["rev-parse", "HEAD"]) else { return "unknown".into() };
-    let mut commit = String::from_utf8_lossy(&head.stdout).trim().to_string();
-    if run(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|o| !o.stdout.is_empty()) {
-        commit.push_str("-dirty");
-    }
-    commit
+    env!("BENCH_GIT_COMMIT").to_string()
 }

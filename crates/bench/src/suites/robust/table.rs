@@ -7,6 +7,13 @@
 //! p < 0.05, *loses* when it is higher at p < 0.05, else *ties*. Two one-sided tests at 5 % rather than one
 //! two-sided test, so that five seeds (Ax's) can still reach a verdict (the smallest exact one-sided p with five
 //! pairs is 1/32).
+//!
+//! Each summary line also judges the whole table, since 26 tests at 5 % each give about one verdict of each kind by
+//! chance even between equal methods: how many wins and losses survive Holm's step-down correction over the
+//! variant's problems (family-wise error 5 %), and the chance of as many losses or more if on every problem the
+//! two methods were exchangeable (a binomial tail with the tests' size of at most 5 %, problems independent; not
+//! for the best GP peer, chosen per problem by its median, which favours losses). These are printed beside the
+//! per-problem verdicts, which stay what `docs/bench/robust.md` scores.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -153,12 +160,58 @@ pub fn wilcoxon(diffs: &[f64]) -> Option<(f64, f64)> {
 
 /// Verdict of `ours` against `theirs` over their common seeds.
 fn verdict(ours: &BTreeMap<u64, f64>, theirs: &BTreeMap<u64, f64>) -> (Verdict, usize) {
+    let (lower, higher, n) = p_values(ours, theirs);
+    if lower < ALPHA {
+        (Verdict::Win, n)
+    } else if higher < ALPHA {
+        (Verdict::Loss, n)
+    } else {
+        (Verdict::Tie, n)
+    }
+}
+
+/// One-sided Wilcoxon p-values `(ours lower, ours higher)` over the common seeds and their number (1, 1 without a
+/// nonzero difference).
+fn p_values(ours: &BTreeMap<u64, f64>, theirs: &BTreeMap<u64, f64>) -> (f64, f64, usize) {
     let diffs: Vec<f64> = ours.iter().filter_map(|(s, a)| theirs.get(s).map(|b| a - b)).collect();
-    let n = diffs.len();
-    match wilcoxon(&diffs) {
-        Some((lower, _)) if lower < ALPHA => (Verdict::Win, n),
-        Some((_, higher)) if higher < ALPHA => (Verdict::Loss, n),
-        _ => (Verdict::Tie, n),
+    let (lower, higher) = wilcoxon(&diffs).unwrap_or((1.0, 1.0));
+    (lower, higher, diffs.len())
+}
+
+/// `P(X ≥ k)` for `X ~ Binomial(n, p)`: how likely `k` or more verdicts of one kind are among `n` problems if on
+/// each the test's chance of that verdict is `p` and the problems are independent.
+pub fn binomial_tail(k: usize, n: usize, p: f64) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    // ln C(n, i) + i ln p + (n − i) ln(1 − p), summed from i = k.
+    let ln_choose = |i: usize| (1..=i).map(|j| ((n - i + j) as f64 / j as f64).ln()).sum::<f64>();
+    (k..=n).map(|i| (ln_choose(i) + i as f64 * p.ln() + (n - i) as f64 * (1.0 - p).ln()).exp()).sum::<f64>().min(1.0)
+}
+
+/// How many of `p_values` Holm's step-down procedure rejects at family-wise level `alpha`: the i-th smallest
+/// (from 0) is rejected while it and every smaller one is below `alpha / (m − i)`.
+pub fn holm_rejections(p_values: &[f64], alpha: f64) -> usize {
+    let mut sorted = p_values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let m = sorted.len();
+    sorted.iter().enumerate().take_while(|(i, p)| **p < alpha / (m - i) as f64).count()
+}
+
+/// Verdicts of one comparison over a variant's problems, with each problem's one-sided p-values.
+#[derive(Default)]
+struct Tally {
+    counts: [usize; 3],
+    lower: Vec<f64>,
+    higher: Vec<f64>,
+}
+
+impl Tally {
+    fn add(&mut self, v: Verdict, ours: &BTreeMap<u64, f64>, theirs: &BTreeMap<u64, f64>) {
+        let (lower, higher, _) = p_values(ours, theirs);
+        self.counts[v as usize] += 1;
+        self.lower.push(lower);
+        self.higher.push(higher);
     }
 }
 
@@ -215,7 +268,7 @@ pub fn table(inputs: &[PathBuf], proposed: Option<&str>, batch: usize, seeds: Ra
         header.push_str(" vs best GP peer |");
         println!("{header}");
         println!("|{}", "---|".repeat(3 + 2 * peers.len()));
-        let mut tally: BTreeMap<String, [usize; 3]> = BTreeMap::new();
+        let mut tally: BTreeMap<String, Tally> = BTreeMap::new();
         for (name, methods) in &exps {
             let Some(ours) = methods.get(proposed) else { continue };
             let problem = name.split('/').next().unwrap_or_default();
@@ -230,7 +283,7 @@ pub fn table(inputs: &[PathBuf], proposed: Option<&str>, batch: usize, seeds: Ra
                 row.push_str(&match methods.get(p) {
                     Some(t) => {
                         let (v, _) = verdict(ours, t);
-                        tally.entry(p.clone()).or_default()[v as usize] += 1;
+                        tally.entry(p.clone()).or_default().add(v, ours, t);
                         format!(" {} |", v.letter())
                     }
                     None => " – |".into(),
@@ -243,7 +296,7 @@ pub fn table(inputs: &[PathBuf], proposed: Option<&str>, batch: usize, seeds: Ra
             row.push_str(&match best_gp {
                 Some((g, t)) => {
                     let (v, _) = verdict(ours, t);
-                    tally.entry("best GP peer".into()).or_default()[v as usize] += 1;
+                    tally.entry("best GP peer".into()).or_default().add(v, ours, t);
                     format!(" {} ({g}) |", v.letter())
                 }
                 None => " – |".into(),
@@ -251,11 +304,24 @@ pub fn table(inputs: &[PathBuf], proposed: Option<&str>, batch: usize, seeds: Ra
             println!("{row}");
         }
         println!();
-        for (peer, [w, t, l]) in &tally {
+        for (peer, tally) in &tally {
+            let [w, t, l] = tally.counts;
             let n = w + t + l;
+            // The best GP peer is chosen by its median, which favours losses: no chance is stated for it.
+            let chance = if l > 0 && peer != "best GP peer" {
+                format!(
+                    ", and {l} or more losses of {n} arise by chance alone with p ≤ {:.3}",
+                    binomial_tail(l, n, ALPHA)
+                )
+            } else {
+                String::new()
+            };
             println!(
-                "- {variant}, {proposed} vs {peer}: {w} wins, {t} ties, {l} losses of {n} ({:.0}% no worse)",
-                100.0 * (w + t) as f64 / n.max(1) as f64
+                "- {variant}, {proposed} vs {peer}: {w} wins, {t} ties, {l} losses of {n} ({:.0}% no worse); over \
+                 the table, Holm's correction keeps {} wins and {} losses{chance}",
+                100.0 * (w + t) as f64 / n.max(1) as f64,
+                holm_rejections(&tally.lower, ALPHA),
+                holm_rejections(&tally.higher, ALPHA),
             );
         }
     }
@@ -290,6 +356,25 @@ mod tests {
         let (_, ge) = wilcoxon(&[1.0, -1.0, 2.0, 2.0, 3.0, -3.0, 4.0]).unwrap();
         assert!((ge - 0.15625).abs() < 1e-12, "{ge}");
         assert!(wilcoxon(&[0.0, 0.0]).is_none());
+    }
+
+    /// `tools/bench/robust_reference.py` prints scipy's `binom.sf(k − 1, n, p)` for these: 0.13863237820062044,
+    /// 0.7364799055342577, 0.4012630607616211, 0.0015105606511217227; and statsmodels' Holm rejections, 4 and 3.
+    #[test]
+    fn table_level_chances_match_scipy_and_statsmodels() {
+        for (k, n, want) in [
+            (3, 26, 0.138_632_378_200_620_44),
+            (1, 26, 0.736_479_905_534_257_7),
+            (1, 10, 0.401_263_060_761_621_6),
+            (6, 26, 0.001_510_560_651_121_722_7),
+        ] {
+            let got = binomial_tail(k, n, ALPHA);
+            assert!((got - want).abs() < 1e-12, "{k} of {n}: {got}");
+        }
+        assert_eq!(binomial_tail(0, 26, ALPHA), 1.0);
+        assert_eq!(holm_rejections(&[0.001, 0.0019, 0.002, 0.01, 0.04, 0.3], ALPHA), 4);
+        assert_eq!(holm_rejections(&[0.0005, 0.011, 0.0125, 0.2], ALPHA), 3);
+        assert_eq!(holm_rejections(&[], ALPHA), 0);
     }
 
     #[test]
