@@ -33,7 +33,7 @@ for name, f, x0 in [("hartmann3", hartmann(A3, P3), [0.1146, 0.5556, 0.8525]),
     print(name, [float(v) for v in r.x], float(r.fun))
 
 for d, alt in [([-1, -2, -3, -4, -5], "less"), ([1, -2, 3, 4, 5, 6, 7, -8, 9, 10], "greater"),
-               ([1, -1, 2, 2, 3, -3, 4], "greater")]:
+               ([1, -1, 2, 2, 3, -3, 4], "greater"), ([-1, -2, -3, -4, 5, 6, 7, 8, 9, 10], "greater")]:
     # The exact permutation distribution of the mid-rank statistic (what `table::wilcoxon` computes; scipy's
     # method="exact" ignores ties).
     print("wilcoxon", d, alt, wilcoxon(d, alternative=alt, method=PermutationMethod(n_resamples=10**6)).pvalue)
