@@ -12,20 +12,20 @@ fn git(args: &[&str]) -> Option<String> {
 
 fn main() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    // Rebuild the stamp when HEAD moves (a commit, a checkout), when the index changes, or when any crate's sources do.
+    // Rebuild the stamp when HEAD moves (a commit, a checkout) or when any crate's sources change (dirty or clean
+    // again). Not on the index, which `git status` may rewrite without any change to the tree.
     for dir in ["crates/engine", "crates/bench/src", "crates/server/src", "Cargo.lock"] {
         println!("cargo:rerun-if-changed={}", workspace.join(dir).display());
     }
-    // A worktree has its own HEAD and index; branches and packed refs live in the common directory.
+    // A worktree has its own HEAD; branches live in the common directory, loose (refs/heads, watched recursively) or
+    // packed. Only existing paths are watched: cargo reruns a build script whose watched path is missing every time.
     let dirs =
         ["--absolute-git-dir", "--git-common-dir"].map(|flag| git(&["rev-parse", "--path-format=absolute", flag]));
     if let [Some(git_dir), Some(common)] = dirs.map(|d| d.map(std::path::PathBuf::from)) {
-        let mut watched = vec![git_dir.join("HEAD"), git_dir.join("index"), common.join("packed-refs")];
-        if let Some(reference) = git(&["symbolic-ref", "-q", "HEAD"]) {
-            watched.push(common.join(reference));
-        }
-        for path in watched {
-            println!("cargo:rerun-if-changed={}", path.display());
+        for path in [git_dir.join("HEAD"), common.join("refs/heads"), common.join("packed-refs")] {
+            if path.exists() {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
         }
     }
     let commit = match git(&["rev-parse", "HEAD"]) {
