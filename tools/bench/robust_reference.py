@@ -43,5 +43,5 @@ for k, n, p in [(3, 26, 0.05), (1, 26, 0.05), (1, 10, 0.05), (6, 26, 0.05)]:
     print("binomial_tail", k, n, p, binom.sf(k - 1, n, p))
 
 # `table::holm_rejections(p, 0.05)`: statsmodels' Holm step-down.
-for ps in [[0.001, 0.0019, 0.002, 0.01, 0.04, 0.3], [0.0005, 0.011, 0.0125, 0.2]]:
-    print("holm", ps, int(multipletests(ps, alpha=0.05, method="holm")[0].sum()))
+for ps in [[0.001, 0.0019, 0.002, 0.01, 0.04, 0.3], [0.2, 0.0125, 0.011, 0.0005]]:
+    print("holm", ps, [int(i) for i in np.flatnonzero(multipletests(ps, alpha=0.05, method="holm")[0])])

@@ -158,15 +158,22 @@ pub fn wilcoxon(diffs: &[f64]) -> Option<(f64, f64)> {
     Some((le, ge))
 }
 
-/// Verdict of `ours` against `theirs` over their common seeds.
+/// Verdict of `ours` against `theirs` over their common seeds, and their number (the table judges through
+/// [`Tally::add`], which keeps the p-values too).
+#[cfg(test)]
 fn verdict(ours: &BTreeMap<u64, f64>, theirs: &BTreeMap<u64, f64>) -> (Verdict, usize) {
     let (lower, higher, n) = p_values(ours, theirs);
+    (verdict_of(lower, higher), n)
+}
+
+/// Win below 5 % one way, loss below 5 % the other, else tie.
+fn verdict_of(lower: f64, higher: f64) -> Verdict {
     if lower < ALPHA {
-        (Verdict::Win, n)
+        Verdict::Win
     } else if higher < ALPHA {
-        (Verdict::Loss, n)
+        Verdict::Loss
     } else {
-        (Verdict::Tie, n)
+        Verdict::Tie
     }
 }
 
@@ -181,21 +188,20 @@ fn p_values(ours: &BTreeMap<u64, f64>, theirs: &BTreeMap<u64, f64>) -> (f64, f64
 /// `P(X ≥ k)` for `X ~ Binomial(n, p)`: how likely `k` or more verdicts of one kind are among `n` problems if on
 /// each the test's chance of that verdict is `p` and the problems are independent.
 pub fn binomial_tail(k: usize, n: usize, p: f64) -> f64 {
-    if k == 0 {
-        return 1.0;
+    use statrs::distribution::{Binomial, DiscreteCDF};
+    match k {
+        0 => 1.0,
+        _ => Binomial::new(p, n as u64).map_or(f64::NAN, |b| b.sf(k as u64 - 1)),
     }
-    // ln C(n, i) + i ln p + (n − i) ln(1 − p), summed from i = k.
-    let ln_choose = |i: usize| (1..=i).map(|j| ((n - i + j) as f64 / j as f64).ln()).sum::<f64>();
-    (k..=n).map(|i| (ln_choose(i) + i as f64 * p.ln() + (n - i) as f64 * (1.0 - p).ln()).exp()).sum::<f64>().min(1.0)
 }
 
-/// How many of `p_values` Holm's step-down procedure rejects at family-wise level `alpha`: the i-th smallest
-/// (from 0) is rejected while it and every smaller one is below `alpha / (m − i)`.
-pub fn holm_rejections(p_values: &[f64], alpha: f64) -> usize {
-    let mut sorted = p_values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let m = sorted.len();
-    sorted.iter().enumerate().take_while(|(i, p)| **p < alpha / (m - i) as f64).count()
+/// The indices of `p_values` Holm's step-down procedure rejects at family-wise level `alpha`, smallest p first: the
+/// i-th smallest (from 0) is rejected while it and every smaller one is below `alpha / (m − i)`.
+pub fn holm_rejections(p_values: &[f64], alpha: f64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..p_values.len()).collect();
+    order.sort_by(|&a, &b| p_values[a].total_cmp(&p_values[b]));
+    let m = order.len();
+    order.into_iter().enumerate().take_while(|&(i, j)| p_values[j] < alpha / (m - i) as f64).map(|(_, j)| j).collect()
 }
 
 /// Verdicts of one comparison over a variant's problems, with each problem's name and one-sided p-values.
@@ -208,21 +214,22 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, problem: &str, v: Verdict, ours: &BTreeMap<u64, f64>, theirs: &BTreeMap<u64, f64>) {
+    /// Judges `ours` against `theirs` on `problem` ([`verdict`]'s test, run once) and records it.
+    fn add(&mut self, problem: &str, ours: &BTreeMap<u64, f64>, theirs: &BTreeMap<u64, f64>) -> Verdict {
         let (lower, higher, _) = p_values(ours, theirs);
+        let v = verdict_of(lower, higher);
         self.counts[v as usize] += 1;
         self.problems.push(problem.to_string());
         self.lower.push(lower);
         self.higher.push(higher);
+        v
     }
 
     /// The problems whose p-values in `p` Holm's correction rejects, e.g. `2 (easom, branin)`, or `0`.
     fn kept(&self, p: &[f64]) -> String {
-        let k = holm_rejections(p, ALPHA);
-        let mut order: Vec<usize> = (0..p.len()).collect();
-        order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
-        let names: Vec<&str> = order[..k].iter().map(|&i| self.problems[i].as_str()).collect();
-        if k == 0 { "0".into() } else { format!("{k} ({})", names.join(", ")) }
+        let rejected = holm_rejections(p, ALPHA);
+        let names: Vec<&str> = rejected.iter().map(|&i| self.problems[i].as_str()).collect();
+        if rejected.is_empty() { "0".into() } else { format!("{} ({})", rejected.len(), names.join(", ")) }
     }
 }
 
@@ -292,11 +299,7 @@ pub fn table(inputs: &[PathBuf], proposed: Option<&str>, batch: usize, seeds: Ra
             }
             for p in &peers {
                 row.push_str(&match methods.get(p) {
-                    Some(t) => {
-                        let (v, _) = verdict(ours, t);
-                        tally.entry(p.clone()).or_default().add(problem, v, ours, t);
-                        format!(" {} |", v.letter())
-                    }
+                    Some(t) => format!(" {} |", tally.entry(p.clone()).or_default().add(problem, ours, t).letter()),
                     None => " – |".into(),
                 });
             }
@@ -306,8 +309,7 @@ pub fn table(inputs: &[PathBuf], proposed: Option<&str>, batch: usize, seeds: Ra
                 .min_by(|a, b| median(a.1).total_cmp(&median(b.1)));
             row.push_str(&match best_gp {
                 Some((g, t)) => {
-                    let (v, _) = verdict(ours, t);
-                    tally.entry("best GP peer".into()).or_default().add(problem, v, ours, t);
+                    let v = tally.entry("best GP peer".into()).or_default().add(problem, ours, t);
                     format!(" {} ({g}) |", v.letter())
                 }
                 None => " – |".into(),
@@ -370,7 +372,8 @@ mod tests {
     }
 
     /// `tools/bench/robust_reference.py` prints scipy's `binom.sf(k − 1, n, p)` for these: 0.13863237820062044,
-    /// 0.7364799055342577, 0.4012630607616211, 0.0015105606511217227; and statsmodels' Holm rejections, 4 and 3.
+    /// 0.7364799055342577, 0.4012630607616211, 0.0015105606511217227; and the p-values statsmodels' Holm procedure
+    /// rejects: the first four of the first list, indices 1, 2 and 3 of the second (here smallest p first).
     #[test]
     fn table_level_chances_match_scipy_and_statsmodels() {
         for (k, n, want) in [
@@ -383,9 +386,9 @@ mod tests {
             assert!((got - want).abs() < 1e-12, "{k} of {n}: {got}");
         }
         assert_eq!(binomial_tail(0, 26, ALPHA), 1.0);
-        assert_eq!(holm_rejections(&[0.001, 0.0019, 0.002, 0.01, 0.04, 0.3], ALPHA), 4);
-        assert_eq!(holm_rejections(&[0.0005, 0.011, 0.0125, 0.2], ALPHA), 3);
-        assert_eq!(holm_rejections(&[], ALPHA), 0);
+        assert_eq!(holm_rejections(&[0.001, 0.0019, 0.002, 0.01, 0.04, 0.3], ALPHA).len(), 4);
+        assert_eq!(holm_rejections(&[0.2, 0.0125, 0.011, 0.0005], ALPHA), [3, 2, 1]);
+        assert!(holm_rejections(&[], ALPHA).is_empty());
     }
 
     /// Ten seeds all worse give p = 2⁻¹⁰, which Holm keeps among three problems (below 0.05 / 3); six worse of ten
@@ -396,9 +399,10 @@ mod tests {
         let seeds = |f: &dyn Fn(u64) -> f64| -> BTreeMap<u64, f64> { (0..10).map(|s| (s, f(s))).collect() };
         let theirs = seeds(&|_| 0.0);
         let mut tally = Tally::default();
-        tally.add("worse", Verdict::Loss, &seeds(&|s| 1.0 + s as f64), &theirs);
-        tally.add("mostly", Verdict::Loss, &seeds(&|s| if s < 4 { -1.0 - s as f64 } else { 1.0 + s as f64 }), &theirs);
-        tally.add("mixed", Verdict::Tie, &seeds(&|s| if s % 2 == 0 { 1.0 } else { -1.0 }), &theirs);
+        assert_eq!(tally.add("worse", &seeds(&|s| 1.0 + s as f64), &theirs), Verdict::Loss);
+        let mostly = seeds(&|s| if s < 4 { -1.0 - s as f64 } else { 1.0 + s as f64 });
+        assert_eq!(tally.add("mostly", &mostly, &theirs), Verdict::Loss);
+        assert_eq!(tally.add("mixed", &seeds(&|s| if s % 2 == 0 { 1.0 } else { -1.0 }), &theirs), Verdict::Tie);
         assert_eq!(tally.counts, [0, 1, 2]);
         assert!((tally.higher[1] - 0.041_992_187_5).abs() < 1e-12, "{}", tally.higher[1]);
         assert_eq!(tally.kept(&tally.higher), "1 (worse)");
