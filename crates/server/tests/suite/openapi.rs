@@ -1,7 +1,7 @@
 //! Contract test: the OpenAPI document the code generates (and serves at /openapi.json) equals the committed
 //! `openapi/openapi.json`; Swagger UI is served from the binary at /docs.
 
-mod common;
+use crate::common;
 
 const REGENERATE: &str = "cargo run --release -p server -- openapi > openapi/openapi.json";
 

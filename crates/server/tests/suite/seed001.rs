@@ -2,7 +2,7 @@
 //! ask-tell loop (suggestions carry only the query; observations carry the aggregate) and `best` recommends a
 //! point of the target space.
 
-mod common;
+use crate::common;
 
 use common::backends;
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! suggestion observed twice at once is stored once (the other gets 409), invalid observations in a group are 422
 //! without failing the others.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Barrier};
 

@@ -2,7 +2,7 @@
 //! the logs; request ids, the access log, security headers, CORS, the request and header-read timeouts, the
 //! connection limit and the graceful drain. SQLite always, Postgres too when `TEST_DATABASE_URL` is set.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};

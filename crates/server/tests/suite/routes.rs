@@ -3,7 +3,7 @@
 //! `/metrics`, health, and which routes stay public when tokens are configured. SQLite always, Postgres too when
 //! `TEST_DATABASE_URL` is set; every server has its own database (file or schema).
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};

@@ -2,7 +2,7 @@
 //! flight, connections, the compute queue and its wait, 503s by reason. SQLite always, Postgres too when
 //! `TEST_DATABASE_URL` is set.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! names the noise level (measurement mode) to use and the observation says which one it used; `best` returns the
 //! classification of the domain into above / below / unclassified, which must agree with the observed data.
 
-mod common;
+use crate::common;
 
 use common::{Rng, backends};
 use serde_json::json;

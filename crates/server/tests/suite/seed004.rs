@@ -5,7 +5,7 @@
 //! optimistic argmax picks it, its prediction error exceeds its confidence width and it is eliminated; the
 //! candidate matching the function's wiggles survives. Everything is seeded, so the run is deterministic.
 
-mod common;
+use crate::common;
 
 use common::backends;
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //! with bash against a live server (only the address line is changed) and gets a stored observation, a best point
 //! and the CSV export.
 
-mod common;
+use crate::common;
 
 #[test]
 fn the_readme_curl_walkthrough_runs_as_pasted() {

@@ -1,7 +1,7 @@
 //! `examples/quickstart.py` against a real server: 30 ask/tell rounds on Branin reach within 0.05 of the global
 //! minimum 0.397887. Needs `python3` on PATH; without it the test reports that it skipped (on stderr, uncaptured).
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::Command;

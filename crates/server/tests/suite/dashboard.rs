@@ -2,7 +2,7 @@
 //! their Content-Security-Policy, are public when tokens are configured (they hold no study data), and leave the
 //! API's own 404, 405 and 401 answers as they were. What the pages draw is tested in a browser (.ci/browser).
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 

@@ -1,7 +1,7 @@
 //! HTTP integration tests: a real server on port 0 against real SQLite and (with `TEST_DATABASE_URL`) Postgres,
 //! every route's success and failure cases.
 
-mod common;
+use crate::common;
 
 use common::{TestServer, backends, branin_study};
 use serde_json::{Value, json};

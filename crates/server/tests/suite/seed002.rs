@@ -3,7 +3,7 @@
 //! a context known before the run can be passed to suggest; `best` recommends the decision with the best expected
 //! outcome under the KDE of the observed contexts and reports that expected value.
 
-mod common;
+use crate::common;
 
 use common::{Rng, backends};
 use serde_json::json;

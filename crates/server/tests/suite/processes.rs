@@ -1,7 +1,7 @@
 //! Real `bayesd` processes: two servers on one Postgres with eight concurrent clients, and a SIGKILL in the middle
 //! of a client loop.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};

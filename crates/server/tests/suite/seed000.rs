@@ -3,7 +3,7 @@
 //! distributions, reports every realised value and the observed cost; the study spends a cost budget and then
 //! refuses suggestions.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -3,7 +3,7 @@
 //! `columns.<name>` or `rows[i].<column>` and stores nothing, after the study's own errors (404, the key's 409,
 //! archived 409); other content types are 415; an `Idempotency-Key` replays.
 
-mod common;
+use crate::common;
 
 use common::{Resp, TestServer, backends};
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //! other studies go through during a slow suggestion; asks of one study from two server processes on one database
 //! never collide; lock contention is 503 with `Retry-After`, never 500.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Store conformance: one set of test bodies written against the [`Store`] and [`StudyTx`] traits, each run on a
 //! fresh SQLite file and (when `TEST_DATABASE_URL` is set; otherwise it says it skipped) a fresh Postgres schema.
 
-mod common;
+use crate::common;
 
 use std::future::Future;
 use std::time::Duration;
