@@ -1,5 +1,5 @@
-//! Server integration tests in one binary: each module was its own test binary, and every one of them linked the
-//! whole server and its dependencies again (18 links of some 28 s each in a release build; `cargo build --timings`).
+//! Server integration tests in one binary: each module was its own test binary, and each of the eighteen took
+//! 11–40 s of a release build to compile and link against the server again (`cargo test --no-run --timings`).
 //! Helpers are in [`common`]; `tests/layers.rs` stays a binary of its own, since it does not link the server.
 //!
 //! - [`http`], [`routes`]: the API's routes on both backends; [`openapi`]: the generated document equals the
