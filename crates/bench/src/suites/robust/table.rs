@@ -158,14 +158,6 @@ pub fn wilcoxon(diffs: &[f64]) -> Option<(f64, f64)> {
     Some((le, ge))
 }
 
-/// Verdict of `ours` against `theirs` over their common seeds, and their number (the table judges through
-/// [`Tally::add`], which keeps the p-values too).
-#[cfg(test)]
-fn verdict(ours: &BTreeMap<u64, f64>, theirs: &BTreeMap<u64, f64>) -> (Verdict, usize) {
-    let (lower, higher, n) = p_values(ours, theirs);
-    (verdict_of(lower, higher), n)
-}
-
 /// Win below 5 % one way, loss below 5 % the other, else tie.
 fn verdict_of(lower: f64, higher: f64) -> Verdict {
     if lower < ALPHA {
@@ -207,22 +199,28 @@ pub fn holm_rejections(p_values: &[f64], alpha: f64) -> Vec<usize> {
 /// Verdicts of one comparison over a variant's problems, with each problem's name and one-sided p-values.
 #[derive(Default)]
 struct Tally {
-    counts: [usize; 3],
     problems: Vec<String>,
     lower: Vec<f64>,
     higher: Vec<f64>,
 }
 
 impl Tally {
-    /// Judges `ours` against `theirs` on `problem` ([`verdict`]'s test, run once) and records it.
+    /// Judges `ours` against `theirs` on `problem` (the paired test, run once) and records it.
     fn add(&mut self, problem: &str, ours: &BTreeMap<u64, f64>, theirs: &BTreeMap<u64, f64>) -> Verdict {
         let (lower, higher, _) = p_values(ours, theirs);
-        let v = verdict_of(lower, higher);
-        self.counts[v as usize] += 1;
         self.problems.push(problem.to_string());
         self.lower.push(lower);
         self.higher.push(higher);
-        v
+        verdict_of(lower, higher)
+    }
+
+    /// Wins, ties and losses, from the recorded p-values.
+    fn counts(&self) -> [usize; 3] {
+        let mut counts = [0; 3];
+        for (&lower, &higher) in self.lower.iter().zip(&self.higher) {
+            counts[verdict_of(lower, higher) as usize] += 1;
+        }
+        counts
     }
 
     /// The problems whose p-values in `p` Holm's correction rejects, e.g. `2 (easom, branin)`, or `0`.
@@ -318,7 +316,7 @@ pub fn table(inputs: &[PathBuf], proposed: Option<&str>, batch: usize, seeds: Ra
         }
         println!();
         for (peer, tally) in &tally {
-            let [w, t, l] = tally.counts;
+            let [w, t, l] = tally.counts();
             let n = w + t + l;
             // The best GP peer is chosen by its median, which favours losses: no chance is stated for it.
             let chance = if l > 0 && peer != "best GP peer" {
@@ -355,6 +353,12 @@ fn fmt(v: f64) -> String {
 mod tests {
     use super::*;
     use crate::format::{Experiment, Method};
+
+    /// Verdict of `ours` against `theirs` over their common seeds, and their number.
+    fn verdict(ours: &BTreeMap<u64, f64>, theirs: &BTreeMap<u64, f64>) -> (Verdict, usize) {
+        let (lower, higher, n) = p_values(ours, theirs);
+        (verdict_of(lower, higher), n)
+    }
 
     /// Exact p-values printed by `tools/bench/robust_reference.py` (scipy.stats.wilcoxon with its exact permutation
     /// method): for
@@ -403,7 +407,7 @@ mod tests {
         let mostly = seeds(&|s| if s < 4 { -1.0 - s as f64 } else { 1.0 + s as f64 });
         assert_eq!(tally.add("mostly", &mostly, &theirs), Verdict::Loss);
         assert_eq!(tally.add("mixed", &seeds(&|s| if s % 2 == 0 { 1.0 } else { -1.0 }), &theirs), Verdict::Tie);
-        assert_eq!(tally.counts, [0, 1, 2]);
+        assert_eq!(tally.counts(), [0, 1, 2]);
         assert!((tally.higher[1] - 0.041_992_187_5).abs() < 1e-12, "{}", tally.higher[1]);
         assert_eq!(tally.kept(&tally.higher), "1 (worse)");
         assert_eq!(tally.kept(&tally.lower), "0");

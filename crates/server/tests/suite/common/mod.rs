@@ -1,8 +1,10 @@
 //! Shared helpers for the server's HTTP tests: a real server on port 0 against a fresh database, and a small
 //! blocking HTTP/1.1 client speaking JSON. Tests are plain synchronous `#[test]` functions.
 //!
+//! A new test file is a module of the suite (`mod my_tests;` in `main.rs`) and starts like this:
+//!
 //! ```ignore
-//! mod common;
+//! use crate::common;
 //! use common::{TestServer, backends};
 //! use serde_json::json;
 //!
