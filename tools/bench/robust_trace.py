@@ -5,6 +5,8 @@ method sampled and how much of its choice of the best observed point was luck.
 Per (experiment, method), over the seeds:
 
 - `evaluated q1/q2/q3`: quartiles of the true regrets of all evaluated points, all seeds pooled;
+- `best evaluated`: median over seeds of the smallest true regret among the evaluated points (what the search
+  reached, whatever was recommended);
 - `best observed`: median over seeds of the true regret of the point with the best observed value (the benchmark's
   noise, as `runs[].y[-1]` of the result file);
 - `redrawn mean / median`: the same point chosen again with the observation noise redrawn `--draws` times at the
@@ -18,6 +20,9 @@ Per (experiment, method), over the seeds:
   challengers' re-runs; peers have no phase and print `-`).
 
     python3 tools/bench/robust_trace.py TRACE.jsonl [MORE.jsonl …] [--only PREFIX] [--draws 2000] [--seed 0]
+
+Two traces of one method (e.g. two builds without `--label`) are refused rather than mixed: a run's evaluation index
+may appear once.
 
 The redrawing uses Python's `random`, seeded per run by `--seed`, the experiment, the method and the run's seed, so
 a run's numbers do not depend on the other traces given.
@@ -63,15 +68,20 @@ def main():
                     r = json.loads(line)
                     exp = f"{r['problem']}/{r['variant']}"
                     if exp.startswith(args.only):
-                        runs[(exp, r["method"], r["seed"])].append(r)
+                        rows = runs[(exp, r["method"], r["seed"])]
+                        if any(o["index"] == r["index"] for o in rows):
+                            raise SystemExit(f"{path}: {exp} {r['method']} seed {r['seed']} evaluation {r['index']} "
+                                             "is in an earlier trace too; give the runs distinct --label names")
+                        rows.append(r)
     groups = defaultdict(list)  # (experiment, method) -> [rows of one seed]
     for (exp, method, seed), rows in sorted(runs.items()):
         groups[(exp, method)].append(sorted(rows, key=lambda r: r["index"]))
 
-    print(f"{'experiment':32} {'method':22} {'seeds':>5} {'evaluated q1/q2/q3':>26} {'best observed':>13} "
+    print(f"{'experiment':32} {'method':22} {'seeds':>5} {'evaluated q1/q2/q3':>26} {'best evaluated':>14} {'best observed':>13} "
           f"{'redrawn mean / median':>22} {'luck':>5} {'re-runs':>12}")
     for (exp, method), seeds in sorted(groups.items()):
         q1, q2, q3 = quartiles([r["regret"] for rows in seeds for r in rows])
+        evaluated = [min(r["regret"] for r in rows) for rows in seeds]
         observed = [min(rows, key=lambda r: r["value"])["regret"] for rows in seeds]
         # One generator per run, so a run's numbers do not depend on which other traces were given.
         redrawn = [
@@ -88,7 +98,7 @@ def main():
         else:
             rerun_text = "-"
         print(f"{exp:32} {method:22} {len(seeds):>5} {q1:>8.4g}/{q2:.4g}/{q3:.4g} "
-              f"{statistics.median(observed):>13.4g} "
+              f"{statistics.median(evaluated):>14.4g} {statistics.median(observed):>13.4g} "
               f"{statistics.median(map(statistics.fmean, redrawn)):>10.4g} / "
               f"{statistics.median(map(statistics.median, redrawn)):<9.4g} {luck:>5.2f} {rerun_text:>12}")
 
