@@ -22,6 +22,10 @@
 //!   upper 90 % confidence bound `k s² / χ²_{k, 0.1}` so that a few lucky pairs do not turn a smooth problem's
 //!   noise into "structure": τ² = max(0, σ²_n − that bound). Replicated points whose values agree exactly
 //!   (a deterministic objective) give σ²_m = 0 and w = 1: the observed value is the function's.
+//! - **The nugget model** (`super::model`, chosen by likelihood over the homoscedastic one): each replicate group
+//!   entered once as its mean with the known variance s² / n ([`collapse`]), so the GP's learned noise is τ²
+//!   itself and an observation's noise is τ² + s². Here τ² is that learned noise, and the challengers' margin and
+//!   the held-out estimates' variance use τ² + s².
 //!
 //! **Challengers and held-out estimates.** With measurement noise, the best of many observations is the luckiest
 //! as much as the best: its value is biased up (the optimiser's curse: Smith & Winkler 2006, *Management Science*
@@ -55,16 +59,21 @@ pub(crate) fn same_point(a: &[f64], b: &[f64]) -> bool {
 
 /// Groups of observation indices at the same encoded point (singletons included), each group ascending.
 pub(crate) fn groups(ctx: &Context<'_>) -> Vec<Vec<usize>> {
-    let data = ctx.data;
-    let mut order: Vec<usize> = (0..data.n()).collect();
+    let rows: Vec<&[f64]> = (0..ctx.data.n()).map(|i| ctx.data.row(i)).collect();
+    groups_of(&rows)
+}
+
+/// [`groups`] of any rows.
+fn groups_of(rows: &[&[f64]]) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..rows.len()).collect();
     let cmp = |a: &usize, b: &usize| {
-        data.row(*a).iter().zip(data.row(*b)).map(|(u, v)| u.total_cmp(v)).find(|o| o.is_ne()).unwrap_or(a.cmp(b))
+        rows[*a].iter().zip(rows[*b]).map(|(u, v)| u.total_cmp(v)).find(|o| o.is_ne()).unwrap_or(a.cmp(b))
     };
     order.sort_by(cmp);
     let mut out: Vec<Vec<usize>> = Vec::new();
     for i in order {
         match out.last_mut() {
-            Some(g) if same_point(data.row(g[0]), data.row(i)) => g.push(i),
+            Some(g) if same_point(rows[g[0]], rows[i]) => g.push(i),
             _ => out.push(vec![i]),
         }
     }
@@ -85,6 +94,46 @@ pub(crate) fn pooled_variance(groups: &[Vec<usize>], y: &[f64]) -> Option<(f64, 
         dof += g.len() - 1;
     }
     (dof > 0).then(|| (sum / dof as f64, dof))
+}
+
+/// The data of the nugget model ([`collapse`]): each group of replicates entered once.
+pub(crate) struct Collapsed {
+    /// One row per distinct point: the group's mean, with the known variance `s² / n`.
+    pub data: crate::gp::Data,
+    /// s², the replicates' pooled within-point variance (the data's units).
+    pub measurement: f64,
+    /// The within-group part of the full data's log likelihood, `Σ −(n−1)/2 ln(2π s²) − ½ ln n − SSᵢ / (2 s²)`
+    /// over the groups: a GP's log marginal likelihood of the group means plus this is the log likelihood of every
+    /// observation under the model `y = g + s + e`, `e ~ N(0, s²)` (a group's mean is independent of its deviations
+    /// from it, which g and the nugget s do not move).
+    pub within: f64,
+}
+
+/// `data` with each group of replicates collapsed to its mean, every point given the known measurement variance
+/// `s² / n` (s² the pooled within-point variance, n the group's size), so that a GP's learned noise on it is the
+/// nugget alone (Cressie 1993, §3.2.1). Given the two variances the group means are sufficient for g. `None` with
+/// declared noise, without replicates, or when they agree exactly (s² = 0).
+pub(crate) fn collapse(data: &crate::gp::Data) -> Option<Collapsed> {
+    if data.noise_var.is_some() {
+        return None;
+    }
+    let d = data.d.max(1);
+    let rows: Vec<&[f64]> = data.x.chunks_exact(d).collect();
+    let groups = groups_of(&rows);
+    let (s2, _) = pooled_variance(&groups, &data.y).filter(|(s2, _)| *s2 > 0.0 && s2.is_finite())?;
+    let (mut x, mut y, mut noise) = (Vec::new(), Vec::new(), Vec::new());
+    let mut within = 0.0;
+    for g in &groups {
+        let n = g.len() as f64;
+        let mean = g.iter().map(|&i| data.y[i]).sum::<f64>() / n;
+        let ss: f64 = g.iter().map(|&i| (data.y[i] - mean).powi(2)).sum();
+        within += -0.5 * (n - 1.0) * (2.0 * std::f64::consts::PI * s2).ln() - 0.5 * n.ln() - 0.5 * ss / s2;
+        x.extend_from_slice(rows[g[0]]);
+        y.push(mean);
+        noise.push(s2 / n);
+    }
+    let data = crate::gp::Data { d: data.d, x, y, noise_var: Some(noise) };
+    Some(Collapsed { data, measurement: s2, within })
 }
 
 /// Learned noise standard deviations by which an unreplicated best observation must beat the largest posterior
@@ -141,7 +190,7 @@ pub(crate) fn best_held_out(
     if ctx.data.declares_noise() {
         return None;
     }
-    let noise = fitted.gp.noise_variance();
+    let noise = fitted.gp.noise_variance() + fitted.measurement.unwrap_or(0.0);
     groups
         .iter()
         .filter(|g| g.len() > CHALLENGE_RUNS)
@@ -189,7 +238,9 @@ pub(crate) fn observed_values(
     } else {
         let (s2, dof) = pooled_variance(groups, y)?;
         let bound = variance_bound(s2, dof);
-        (vec![bound; y.len()], (learned - bound).max(0.0))
+        // The nugget model's learned noise is the nugget alone.
+        let nugget = if fitted.measurement.is_some() { learned } else { (learned - bound).max(0.0) };
+        (vec![bound; y.len()], nugget)
     };
     if nugget <= 0.0 {
         // The replicates show the model's noise to be measurement noise: every weight is 0.
@@ -220,6 +271,51 @@ pub(crate) fn observed_values(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn collapsed_data_carry_the_full_likelihood_of_the_nugget_model() {
+        use crate::gp::{Data, Gp, GpConfig, Hyperparameters, MeanModel};
+        // Five points in 2-D, two of them replicated (three and two runs).
+        let points = [[0.1, 0.2], [0.4, 0.9], [0.7, 0.3], [0.9, 0.8], [0.3, 0.5]];
+        let rows = [0, 1, 1, 1, 2, 3, 3, 4];
+        let y = [0.3, 1.2, 1.0, 1.5, -0.4, 0.8, 0.6, 0.1];
+        let x: Vec<f64> = rows.iter().flat_map(|&r| points[r]).collect();
+        let c = collapse(&Data::new(2, x.clone(), y.to_vec())).expect("replicates");
+        // Within-group sums of squares: 0.38/3 about 3.7/3 (2 dof) and 0.02 about 0.7 (1 dof): s² = 0.44/9.
+        assert!((c.measurement - 0.44 / 9.0).abs() < 1e-12);
+        assert_eq!(c.data.y.len(), 5);
+        let config = GpConfig { standardize: false, mean: MeanModel::Zero, ..GpConfig::default_for(2) };
+        let nugget = 0.05;
+        let hypers = Hyperparameters { theta: vec![-1.2, -0.4, 0.3], noise_variance: nugget, mean: 0.0 };
+        let gp = Gp::new(&c.data, &config, hypers.clone()).expect("gp");
+        // Directly: y ~ N(0, K + τ² [same point] + s² I) over all eight observations.
+        let mut k = config.kernel.gram(&hypers.theta, &x);
+        for i in 0..8 {
+            for j in 0..8 {
+                if rows[i] == rows[j] {
+                    k[(i, j)] += nugget;
+                }
+            }
+            k[(i, i)] += c.measurement;
+        }
+        let chol = crate::linalg::Cholesky::factor(k).expect("positive definite");
+        let alpha = chol.solve(&y);
+        let quad: f64 = y.iter().zip(&alpha).map(|(a, b)| a * b).sum();
+        let direct = -0.5 * quad - 0.5 * chol.log_det() - 4.0 * (2.0 * std::f64::consts::PI).ln();
+        let collapsed = gp.log_marginal_likelihood() + c.within;
+        assert!((collapsed - direct).abs() < 1e-9, "{collapsed} against {direct}");
+    }
+
+    #[test]
+    fn no_collapse_without_spread_or_with_declared_noise() {
+        use crate::gp::Data;
+        let x = vec![0.1, 0.1, 0.5];
+        assert!(collapse(&Data::new(1, x.clone(), vec![1.0, 1.0, 2.0])).is_none(), "exact replicates");
+        assert!(collapse(&Data::new(1, vec![0.1, 0.2, 0.5], vec![1.0, 1.1, 2.0])).is_none(), "no replicates");
+        let mut declared = Data::new(1, x, vec![1.0, 1.2, 2.0]);
+        declared.noise_var = Some(vec![0.01; 3]);
+        assert!(collapse(&declared).is_none(), "declared noise");
+    }
 
     #[test]
     fn pooled_variance_sums_within_groups() {

@@ -236,7 +236,7 @@ impl GpBo {
         count: usize,
         n_init: usize,
     ) -> Result<Vec<Candidate>> {
-        let FittedModel { mut gp, refit, millis: fit_ms, warp } = fitted;
+        let FittedModel { mut gp, refit, millis: fit_ms, warp, measurement } = fitted;
         let problem = ctx.problem;
         let d = problem.space.dim();
         let means = gp.posterior_batch(&ctx.data.x).0;
@@ -274,7 +274,7 @@ impl GpBo {
         let raw = |mu: f64, var: f64| warp.map_or((mu, var.sqrt()), |w| w.unwarp(mu, var.sqrt()));
         let mut out = Vec::with_capacity(count);
         let replicate = centre.as_ref().and_then(|_| {
-            self.replicate_due(ctx, &gp, warp.as_ref(), (best_row, means[best_row]), first_index, n_init)
+            self.replicate_due(ctx, &gp, (warp.as_ref(), measurement), (best_row, means[best_row]), first_index, n_init)
         });
         if let Some(x) = replicate {
             let (mu, var) = gp.posterior(&x);
@@ -390,7 +390,7 @@ impl GpBo {
         &self,
         ctx: &Context<'_>,
         gp: &Gp,
-        warp: Option<&crate::gp::OutputWarp>,
+        (warp, measurement): (Option<&crate::gp::OutputWarp>, Option<f64>),
         (best_row, top): (usize, f64),
         index: usize,
         n_init: usize,
@@ -413,7 +413,7 @@ impl GpBo {
         let scheduled = dof < self.options.replicates && index >= dof * n_init.max(1);
         scheduled.then(|| open(best_row)).flatten().or_else(|| {
             let y = replicates::model_values(ctx, warp);
-            open(replicates::challenger(&groups, &y, top, gp.noise_variance().sqrt())?)
+            open(replicates::challenger(&groups, &y, top, (gp.noise_variance() + measurement.unwrap_or(0.0)).sqrt())?)
         })
     }
 
