@@ -245,7 +245,7 @@ impl GpBo {
         let best_row = (0..means.len()).fold(0, |b, i| if means[i] > means[b] { i } else { b });
         for p in ctx.pending.chunks_exact(d).chain(ctx.data.failed_x.chunks_exact(d)) {
             let (m, _) = gp.posterior(p);
-            let _ = gp.condition(p, m, None);
+            let _ = gp.condition(p, m, measurement);
             incumbent = incumbent.max(m);
         }
         let ddims = problem.space.dims_of_params(&problem.decision);
@@ -294,7 +294,7 @@ impl GpBo {
                 ..Default::default()
             });
             if count > 1 {
-                let _ = gp.condition(&x, mu, None);
+                let _ = gp.condition(&x, mu, measurement);
             }
         }
         let first = out.len();
@@ -372,7 +372,7 @@ impl GpBo {
                 ..Default::default()
             });
             if k + 1 < count {
-                let _ = gp.condition(&x, mu, None);
+                let _ = gp.condition(&x, mu, measurement);
                 incumbent = incumbent.max(mu);
             }
         }
