@@ -24,8 +24,8 @@
 //!   (a deterministic objective) give σ²_m = 0 and w = 1: the observed value is the function's.
 //! - **The nugget model** (`super::model`, chosen by likelihood over the homoscedastic one): each replicate group
 //!   entered once as its mean with the known variance s² / n ([`collapse`]), so the GP's learned noise is τ²
-//!   itself and an observation's noise is τ² + s². Here τ² is that learned noise, and the challengers' margin and
-//!   the held-out estimates' variance use τ² + s².
+//!   itself and an observation's noise is τ² + s². The recommendation still takes τ² as that noise less s²'s
+//!   upper bound (the caution above), and the challengers' margin and the held-out estimates' variance use τ² + s².
 //!
 //! **Challengers and held-out estimates.** With measurement noise, the best of many observations is the luckiest
 //! as much as the best: its value is biased up (the optimiser's curse: Smith & Winkler 2006, *Management Science*
@@ -238,9 +238,8 @@ pub(crate) fn observed_values(
     } else {
         let (s2, dof) = pooled_variance(groups, y)?;
         let bound = variance_bound(s2, dof);
-        // The nugget model's learned noise is the nugget alone.
-        let nugget = if fitted.measurement.is_some() { learned } else { (learned - bound).max(0.0) };
-        (vec![bound; y.len()], nugget)
+        // The observations' noise less the bound: with the nugget model, its learned noise (the nugget) plus s².
+        (vec![bound; y.len()], (learned + fitted.measurement.unwrap_or(0.0) - bound).max(0.0))
     };
     if nugget <= 0.0 {
         // The replicates show the model's noise to be measurement noise: every weight is 0.
