@@ -295,18 +295,15 @@ pub fn fit_model(ctx: &Context<'_>, state: &mut ModelState, options: &ModelOptio
         w.warp_data(&mut data);
         data
     };
-    let model_data = |w: Option<&gp::OutputWarp>| w.map_or_else(|| raw.clone(), warped_data);
     let config = model_config(raw.d, options);
     if let Some(h) = state.hypers.clone().filter(|h| h.theta.len() == config.kernel.n_params())
         && !refit_due(n, state.fitted_at, options.refit_every)
     {
         let warp = proposed.filter(|_| state.warped.unwrap_or(true));
-        let data = model_data(warp.as_ref());
-        let collapsed = state.collapsed.unwrap_or(false).then(|| replicates::collapse(&data)).flatten();
-        let fitted = match &collapsed {
-            Some(c) => Gp::new(&c.data, &config, h),
-            None => Gp::new(&data, &config, h),
-        };
+        let warped = warp.as_ref().map(warped_data);
+        let data = warped.as_ref().unwrap_or(&raw);
+        let collapsed = state.collapsed.unwrap_or(false).then(|| replicates::collapse(data)).flatten();
+        let fitted = Gp::new(collapsed.as_ref().map_or(data, |c| &c.data), &config, h);
         if let Ok(gp) = fitted {
             let millis = started.elapsed().as_secs_f64() * 1e3;
             let measurement = collapsed.map(|c| c.measurement);
@@ -329,8 +326,14 @@ pub fn fit_model(ctx: &Context<'_>, state: &mut ModelState, options: &ModelOptio
         }
         _ => (gp::fit(&raw, &config, state.hypers.as_ref(), ctx.seed)?.0, None),
     };
-    let (gp, measurement) = choose_nugget_model(gp, &model_data(warp.as_ref()), &config, ctx.seed);
-    state.collapsed = replicates::collapse(&model_data(warp.as_ref())).map(|_| measurement.is_some());
+    let warped = warp.as_ref().map(warped_data);
+    let collapsed = replicates::collapse(warped.as_ref().unwrap_or(&raw));
+    state.collapsed = collapsed.as_ref().map(|_| false);
+    let (gp, measurement) = match collapsed {
+        Some(c) => choose_nugget_model(gp, c, &config, ctx.seed),
+        None => (gp, None),
+    };
+    state.collapsed = state.collapsed.map(|_| measurement.is_some());
     state.hypers = Some(gp.hyperparameters().clone());
     state.fitted_at = n;
     state.warped = proposed.map(|_| warp.is_some());
@@ -342,8 +345,9 @@ fn evidence(gp: &Gp) -> f64 {
     gp.log_marginal_likelihood() - gp.n() as f64 * gp.standardizer().scale.ln()
 }
 
-/// The fitted homoscedastic model `plain`, or the nugget model if the data have replicates and it explains every
-/// observation better; with the nugget model also the replicates' pooled variance s².
+/// The fitted homoscedastic model `plain`, or the nugget model fitted to `collapsed` (the same data with each
+/// replicate group entered once) if it explains every observation better; with the nugget model also the
+/// replicates' pooled variance s².
 ///
 /// The homoscedastic model gives every observation one noise variance σ²_n. With replicates that variance is pulled
 /// towards their spread (the measurement noise), so where the function varies below the data's resolution (a
@@ -354,8 +358,7 @@ fn evidence(gp: &Gp) -> f64 {
 /// compared by the log likelihood of all observations: the nugget model's is its GP's evidence for the group means
 /// plus the groups' within-group term. It is fitted from the homoscedastic fit's optimum alone (one quasi-Newton
 /// run), so a refit with replicates costs one start more.
-fn choose_nugget_model(plain: Gp, data: &gp::Data, config: &GpConfig, seed: u64) -> (Gp, Option<f64>) {
-    let Some(collapsed) = replicates::collapse(data) else { return (plain, None) };
+fn choose_nugget_model(plain: Gp, collapsed: replicates::Collapsed, config: &GpConfig, seed: u64) -> (Gp, Option<f64>) {
     let single = GpConfig { restarts: 0, default_start: false, ..config.clone() };
     match gp::fit(&collapsed.data, &single, Some(plain.hyperparameters()), seed) {
         Ok((nugget, _)) if evidence(&nugget) + collapsed.within > evidence(&plain) => {
@@ -613,7 +616,8 @@ mod tests {
     fn nugget_chosen(data: &gp::Data) -> bool {
         let config = model_config(2, &ModelOptions::default());
         let (plain, _) = gp::fit(data, &config, None, 3).expect("fit");
-        choose_nugget_model(plain, data, &config, 3).1.is_some()
+        let collapsed = replicates::collapse(data).expect("replicates whose values differ");
+        choose_nugget_model(plain, collapsed, &config, 3).1.is_some()
     }
 
     #[test]

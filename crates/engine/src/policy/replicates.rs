@@ -136,6 +136,12 @@ pub(crate) fn collapse(data: &crate::gp::Data) -> Option<Collapsed> {
     Some(Collapsed { data, measurement: s2, within })
 }
 
+/// The noise variance of one observation under `gp` (model units): its learned noise, plus the replicates'
+/// measurement variance with the nugget model (whose learned noise is the nugget alone).
+pub(crate) fn observation_noise(gp: &crate::gp::Gp, measurement: Option<f64>) -> f64 {
+    gp.noise_variance() + measurement.unwrap_or(0.0)
+}
+
 /// Learned noise standard deviations by which an unreplicated best observation must beat the largest posterior
 /// mean at the observations to be re-run as a challenger.
 pub(crate) const CHALLENGE_MARGIN: f64 = 2.0;
@@ -190,7 +196,7 @@ pub(crate) fn best_held_out(
     if ctx.data.declares_noise() {
         return None;
     }
-    let noise = fitted.gp.noise_variance() + fitted.measurement.unwrap_or(0.0);
+    let noise = observation_noise(&fitted.gp, fitted.measurement);
     groups
         .iter()
         .filter(|g| g.len() > CHALLENGE_RUNS)
@@ -238,8 +244,7 @@ pub(crate) fn observed_values(
     } else {
         let (s2, dof) = pooled_variance(groups, y)?;
         let bound = variance_bound(s2, dof);
-        // The observations' noise less the bound: with the nugget model, its learned noise (the nugget) plus s².
-        (vec![bound; y.len()], (learned + fitted.measurement.unwrap_or(0.0) - bound).max(0.0))
+        (vec![bound; y.len()], (observation_noise(gp, fitted.measurement) - bound).max(0.0))
     };
     if nugget <= 0.0 {
         // The replicates show the model's noise to be measurement noise: every weight is 0.

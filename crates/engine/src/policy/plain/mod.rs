@@ -413,7 +413,7 @@ impl GpBo {
         let scheduled = dof < self.options.replicates && index >= dof * n_init.max(1);
         scheduled.then(|| open(best_row)).flatten().or_else(|| {
             let y = replicates::model_values(ctx, warp);
-            open(replicates::challenger(&groups, &y, top, (gp.noise_variance() + measurement.unwrap_or(0.0)).sqrt())?)
+            open(replicates::challenger(&groups, &y, top, replicates::observation_noise(gp, measurement).sqrt())?)
         })
     }
 
