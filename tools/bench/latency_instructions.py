@@ -11,7 +11,8 @@ Prints a markdown table (millions of instructions per cell, and each binary's ra
 `--env-filter` passes the size as `BENCH_LATENCY_N` instead of `--sizes` (for builds patched that way).
 `--options JSON` passes `--options JSON` (the studies' `algorithm.options`, e.g. `'{"replicates": 0}'` to measure
 the acquisition rather than a replicate step) to every binary, which must support it in `bench latency`.
-`--measured-only` counts only the measured suggest of each repeat (the one `bench latency` times, with the warm
+`--noise F` passes `--noise F` (a noisy study with replicates, whose refits also fit the nugget model; each binary
+must support it in `bench latency`). `--measured-only` counts only the measured suggest of each repeat (the one `bench latency` times, with the warm
 start), not its warm-up suggest: callgrind dumps after every suggest, and the even dumps are the measured ones.
 """
 import argparse
@@ -30,6 +31,7 @@ parser.add_argument("--seeds", type=int, default=3)
 parser.add_argument("--out", help="JSON file of the counts (read back to resume)")
 parser.add_argument("--measured-only", action="store_true", help="count the measured suggests, not the warm-ups")
 parser.add_argument("--options", help="JSON of algorithm options passed as bench latency --options")
+parser.add_argument("--noise", help="observation noise passed as bench latency --noise (a fraction of the range)")
 parser.add_argument("--env-filter", action="store_true", help="select n with BENCH_LATENCY_N instead of --sizes")
 args = parser.parse_args()
 
@@ -45,7 +47,8 @@ def measure(path: str, d: int, n: int) -> int:
                "--toggle-collect=engine::study::Study::suggest",
                *(["--dump-after=engine::study::Study::suggest"] if args.measured_only else []), path, "latency", "--quick", "--seeds",
                str(args.seeds), "--only", f"suggest_latency_d{d}", "--out", tmp,
-               *(["--options", args.options] if args.options else [])]
+               *(["--options", args.options] if args.options else []),
+               *(["--noise", args.noise] if args.noise else [])]
         env = dict(os.environ)
         if args.env_filter:
             env["BENCH_LATENCY_N"] = str(n)

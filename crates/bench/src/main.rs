@@ -68,6 +68,10 @@ pub struct Args {
     /// Suite latency: only these numbers of observations (comma-separated, e.g. `25,50`).
     #[arg(long, value_delimiter = ',')]
     pub sizes: Option<Vec<usize>>,
+    /// Suite latency: observation noise, its standard deviation this fraction of the noiseless values' range, with
+    /// every fifth observation a re-run of the one before (a noisy study with replicates; 0: deterministic).
+    #[arg(long, default_value_t = 0.0)]
+    pub noise: f64,
 }
 
 impl Args {

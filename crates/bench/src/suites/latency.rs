@@ -17,9 +17,14 @@
 //! measured call is a replicate (a re-run of an observed point, no acquisition; `docs/algorithms.md`,
 //! "Replicates"). `--options '{"replicates": 0}'` (merged into the studies' `algorithm.options`) measures the
 //! acquisition instead.
+//!
+//! `--noise F` measures a noisy study with replicates instead: Gaussian noise of standard deviation F times the
+//! range of the n noiseless values, and every fifth observation a re-run of the one before, so refits also fit the
+//! nugget model (`docs/algorithms.md`, "The nugget model").
 
 use engine::{History, ObservationRecord, PolicyState, Study, SuggestRequest, testfunctions::TestFunction};
 use rand::{Rng, SeedableRng, rngs::StdRng};
+use rand_distr::{Distribution, StandardNormal};
 use serde_json::json;
 
 use crate::Args;
@@ -35,6 +40,7 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
         .filter(|&n| (!args.quick || n <= 200) && args.sizes.as_ref().is_none_or(|s| s.contains(&n)))
         .collect();
     anyhow::ensure!(!ns.is_empty(), "--sizes selects none of 25, 50, 100, 200, 500, 1000 (200 at most with --quick)");
+    anyhow::ensure!(args.noise.is_finite() && args.noise >= 0.0, "--noise must be a fraction >= 0");
     let mut options = args.algorithm_options()?;
     options.insert("refit_every".into(), json!(1));
     let mut table = Vec::new();
@@ -49,7 +55,7 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
         for &n in &ns {
             let reps = if n >= 500 { repeats.min(5) } else { repeats };
             let (wall, cpu): (Vec<f64>, Vec<f64>) = (0..reps as u64)
-                .map(|r| measure(d, n, r, &options))
+                .map(|r| measure(d, n, r, &options, args.noise))
                 .collect::<anyhow::Result<Vec<_>>>()?
                 .into_iter()
                 .unzip();
@@ -88,13 +94,14 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
     Ok(result)
 }
 
-/// One timed suggest at `n` observations in `d` dimensions, with these `algorithm.options`: (wall ms, thread CPU
-/// ms).
+/// One timed suggest at `n` observations in `d` dimensions, with these `algorithm.options` and noise (a fraction of
+/// the values' range; see the module docs): (wall ms, thread CPU ms).
 fn measure(
     d: usize,
     n: usize,
     repeat: u64,
     options: &serde_json::Map<String, serde_json::Value>,
+    noise: f64,
 ) -> anyhow::Result<(f64, f64)> {
     let f = TestFunction::levy(d);
     let spec = serde_json::from_value(json!({
@@ -104,16 +111,7 @@ fn measure(
         "seed": repeat,
     }))?;
     let study = Study::new(spec).map_err(|e| anyhow::anyhow!("{e:?}"))?;
-    let mut rng = StdRng::seed_from_u64(1000 + repeat);
-    let mut history = History::default();
-    for _ in 0..n {
-        let u: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
-        history.observations.push(ObservationRecord {
-            assignments: unit_assignments(&u),
-            value: Some(f.eval_unit(&u)),
-            ..Default::default()
-        });
-    }
+    let mut history = levy_history(&f, n, repeat, noise);
     // Warm start: the state after a suggest at n − 1 observations.
     let last = history.observations.pop();
     let warm = study.suggest(&history, &PolicyState::default(), &SuggestRequest { count: 1, context: None })?.state;
@@ -123,4 +121,67 @@ fn measure(
     let (ms, cpu_ms) = (started.elapsed().as_secs_f64() * 1e3, thread_cpu_ms() - cpu_started);
     anyhow::ensure!(out.suggestions[0].diagnostics.refit == Some(true), "the measured call did not refit");
     Ok((ms, cpu_ms))
+}
+
+/// The `n` observations of a repeat: `f` at uniform points of the unit cube (seeded by `repeat`); with `noise` > 0,
+/// Gaussian noise of standard deviation `noise` times the range of the noiseless values, and every fifth point a
+/// re-run of the one before (see the module docs). Without noise the points are those of the suite before
+/// `--noise` existed (the same draws in the same order).
+fn levy_history(f: &TestFunction, n: usize, repeat: u64, noise: f64) -> History {
+    let d = f.dim();
+    let mut rng = StdRng::seed_from_u64(1000 + repeat);
+    let mut points: Vec<Vec<f64>> = Vec::with_capacity(n);
+    for i in 0..n {
+        let replicate = noise > 0.0 && i % 5 == 4;
+        points.push(if replicate { points[i - 1].clone() } else { (0..d).map(|_| rng.random::<f64>()).collect() });
+    }
+    let values: Vec<f64> = points.iter().map(|u| f.eval_unit(u)).collect();
+    let range =
+        values.iter().copied().fold(f64::NEG_INFINITY, f64::max) - values.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut history = History::default();
+    for (u, v) in points.iter().zip(values) {
+        let e: f64 = if noise > 0.0 { StandardNormal.sample(&mut rng) } else { 0.0 };
+        history.observations.push(ObservationRecord {
+            assignments: unit_assignments(u),
+            value: Some(v + noise * range * e),
+            ..Default::default()
+        });
+    }
+    history
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_noisy_history_holds_replicates_whose_values_differ_and_the_deterministic_one_is_exact() {
+        let f = TestFunction::levy(3);
+        let exact = levy_history(&f, 20, 0, 0.0);
+        let noisy = levy_history(&f, 20, 0, 0.1);
+        let same = |a: &ObservationRecord, b: &ObservationRecord| a.assignments == b.assignments;
+        let obs = &exact.observations;
+        // Deterministic: twenty distinct points, each value the function's.
+        assert!((0..20).all(|i| (0..i).all(|j| !same(&obs[i], &obs[j]))));
+        let mut rng = StdRng::seed_from_u64(1000);
+        for o in obs {
+            let u: Vec<f64> = (0..3).map(|_| rng.random::<f64>()).collect();
+            assert_eq!(o.assignments, unit_assignments(&u));
+            assert_eq!(o.value, Some(f.eval_unit(&u)));
+        }
+        // Noisy: points 4, 9, 14, 19 re-run the one before with another value; no other point repeats.
+        let obs = &noisy.observations;
+        for i in 0..20 {
+            let repeats_previous = i > 0 && same(&obs[i], &obs[i - 1]);
+            assert_eq!(repeats_previous, i % 5 == 4, "point {i}");
+            if repeats_previous {
+                assert_ne!(obs[i].value, obs[i - 1].value);
+            }
+        }
+        // The first four points are the deterministic history's (the same draws), their values noisy ones.
+        for (a, b) in obs.iter().zip(&exact.observations).take(4) {
+            assert!(same(a, b));
+            assert_ne!(a.value, b.value);
+        }
+    }
 }
