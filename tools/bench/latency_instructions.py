@@ -12,8 +12,10 @@ Prints a markdown table (millions of instructions per cell, and each binary's ra
 `--options JSON` passes `--options JSON` (the studies' `algorithm.options`, e.g. `'{"replicates": 0}'` to measure
 the acquisition rather than a replicate step) to every binary, which must support it in `bench latency`.
 `--noise F` passes `--noise F` (a noisy study with replicates, whose refits also fit the nugget model; each binary
-must support it in `bench latency`). `--measured-only` counts only the measured suggest of each repeat (the one `bench latency` times, with the warm
-start), not its warm-up suggest: callgrind dumps after every suggest, and the even dumps are the measured ones.
+must support it in `bench latency`). A cell's key in `--out` names its options and noise, so a file is only resumed
+with the settings it was written with. `--measured-only` counts only the measured suggest of each repeat (the one
+`bench latency` times, with the warm start), not its warm-up suggest: callgrind dumps after every suggest, and the
+even dumps are the measured ones.
 """
 import argparse
 import json
@@ -39,6 +41,13 @@ benches = [b.split("=", 1) for b in args.bench]
 dims = [int(v) for v in args.dims.split(",")]
 sizes = [int(v) for v in args.sizes.split(",")]
 counts = json.load(open(args.out)) if args.out and os.path.exists(args.out) else {}
+
+
+def cell(label: str, d: int, n: int) -> str:
+    """A cell's key in `--out`: the binary, d and n, and the options and noise when given (the settings' keys are
+    those of files written before they existed)."""
+    settings = "".join(f" {name}={value}" for name, value in (("options", args.options), ("noise", args.noise)) if value)
+    return f"{label} d={d} n={n}{settings}"
 
 
 def measure(path: str, d: int, n: int) -> int:
@@ -73,7 +82,7 @@ def measure(path: str, d: int, n: int) -> int:
 for d in dims:
     for n in sizes:
         for label, path in benches:
-            key = f"{label} d={d} n={n}"
+            key = cell(label, d, n)
             if key not in counts:
                 counts[key] = measure(path, d, n)
                 print(f"{key}: {counts[key]} instructions", file=sys.stderr, flush=True)
@@ -85,6 +94,6 @@ print("| d | n | " + " | ".join(labels + [f"{b} / {labels[0]}" for b in labels[1
 print("|---|---|" + "---|" * (2 * len(labels) - 1))
 for d in dims:
     for n in sizes:
-        row = [counts[f"{label} d={d} n={n}"] for label in labels]
+        row = [counts[cell(label, d, n)] for label in labels]
         cells = [f"{v / 1e6:.0f} M" for v in row] + [f"{v / row[0]:.2f}" for v in row[1:]]
         print(f"| {d} | {n} | " + " | ".join(cells) + " |")

@@ -328,12 +328,12 @@ pub fn fit_model(ctx: &Context<'_>, state: &mut ModelState, options: &ModelOptio
     };
     let warped = warp.as_ref().map(warped_data);
     let collapsed = replicates::collapse(warped.as_ref().unwrap_or(&raw));
-    state.collapsed = collapsed.as_ref().map(|_| false);
+    let has_groups = collapsed.is_some();
     let (gp, measurement) = match collapsed {
         Some(c) => choose_nugget_model(gp, c, &config, ctx.seed),
         None => (gp, None),
     };
-    state.collapsed = state.collapsed.map(|_| measurement.is_some());
+    state.collapsed = has_groups.then_some(measurement.is_some());
     state.hypers = Some(gp.hyperparameters().clone());
     state.fitted_at = n;
     state.warped = proposed.map(|_| warp.is_some());
