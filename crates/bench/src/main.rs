@@ -65,6 +65,10 @@ pub struct Args {
     /// index, observed value, true regret, noise sd, the suggestion's phase), for `tools/bench/robust_trace.py`.
     #[arg(long)]
     pub trace: bool,
+    /// Suite robust: run the hold-out problems (other base functions and dimensions, not in the table's criteria)
+    /// instead of the table's 26.
+    #[arg(long)]
+    pub holdout: bool,
     /// Suite latency: only these numbers of observations (comma-separated, e.g. `25,50`).
     #[arg(long, value_delimiter = ',')]
     pub sizes: Option<Vec<usize>>,

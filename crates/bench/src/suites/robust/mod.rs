@@ -29,7 +29,7 @@ use crate::Args;
 use crate::format::{Experiment, Latency, Method, Run, SuiteResult};
 use crate::plot::{Band, plot_experiment};
 use crate::runner::parallel_map;
-pub use problems::{Instance, ProblemDef, SEEDS, VARIANTS, catalogue};
+pub use problems::{Instance, ProblemDef, SEEDS, VARIANTS, catalogue, find, holdout};
 pub use table::table;
 
 /// Runs bayesd on the suite.
@@ -46,7 +46,7 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
     } else {
         None
     };
-    for p in catalogue() {
+    for p in if args.holdout { holdout() } else { catalogue() } {
         if !args.selected(p.name) {
             continue;
         }
@@ -281,7 +281,7 @@ pub fn write_spec(args: &Args) -> anyhow::Result<()> {
 /// `bench robust-eval`: answers `{"problem", "variant", "seed", "index", "assignments"}` lines on stdin with
 /// `{"value", "true_value", "regret", "noise_sd"}` (or `{"error"}`) lines on stdout. Index −1 evaluates without noise.
 pub fn serve_eval() -> anyhow::Result<()> {
-    let problems = catalogue();
+    let problems: Vec<ProblemDef> = catalogue().into_iter().chain(holdout()).collect();
     let mut cache: std::collections::HashMap<(String, u64), Instance> = Default::default();
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();

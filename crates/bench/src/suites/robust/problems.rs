@@ -93,6 +93,37 @@ pub fn catalogue() -> Vec<ProblemDef> {
     ]
 }
 
+/// Hold-out problems (`bench robust --holdout`): base functions and dimensions the table does not have, in 3–16
+/// dimensions, to check a change tuned on [`catalogue`] on problems it was not tuned on (a gate on the dimension, say,
+/// found on the table's four problems of 10–20 dimensions). Not in the table's criteria, and no peer runs them.
+pub fn holdout() -> Vec<ProblemDef> {
+    use Base::*;
+    let p = |name, family, base, kinds| ProblemDef { name, family, base, kinds };
+    vec![
+        p("rosenbrock3", "ill-conditioned", Rosenbrock, floats(3)),
+        p("styblinski_tang4", "multimodal", StyblinskiTang, floats(4)),
+        p("discus4", "ill-conditioned", Discus, floats(4)),
+        p("powell4", "smooth", Powell, floats(4)),
+        p("rastrigin5", "multimodal", Rastrigin, floats(5)),
+        p("zakharov6", "smooth", Zakharov, floats(6)),
+        p("levy6", "multimodal", Levy, floats(6)),
+        p("sharp_ridge8", "ill-conditioned", SharpRidge, floats(8)),
+        p("rosenbrock10", "ill-conditioned", Rosenbrock, floats(10)),
+        p("rastrigin10", "multimodal", Rastrigin, floats(10)),
+        p("different_powers10", "smooth", DifferentPowers, floats(10)),
+        p("styblinski_tang12", "multimodal", StyblinskiTang, floats(12)),
+        p("griewank12", "multimodal", Griewank, floats(12)),
+        p("bent_cigar12", "ill-conditioned", BentCigar, floats(12)),
+        p("powell16", "smooth", Powell, floats(16)),
+        p("ellipsoid16", "ill-conditioned", Ellipsoid, floats(16)),
+    ]
+}
+
+/// The problem called `name`, of the table or the hold-out set.
+pub fn find(name: &str) -> Option<ProblemDef> {
+    catalogue().into_iter().chain(holdout()).find(|p| p.name == name)
+}
+
 /// The noise variants: name and noise standard deviation as a fraction of the instance's range.
 pub const VARIANTS: &[(&str, f64)] = &[("noiseless", 0.0), ("noise1", 0.01), ("noise10", 0.1)];
 
@@ -330,7 +361,7 @@ mod tests {
 
     #[test]
     fn optimum_sits_at_o_on_the_grids_and_is_the_minimum_of_a_random_sample() {
-        for p in catalogue() {
+        for p in catalogue().into_iter().chain(holdout()) {
             for seed in 0..3 {
                 let inst = p.instance(seed);
                 let mut o = inst.o.clone();
@@ -350,7 +381,7 @@ mod tests {
 
     #[test]
     fn assignments_round_trip_to_the_unit_point() {
-        for p in catalogue() {
+        for p in catalogue().into_iter().chain(holdout()) {
             let inst = p.instance(7);
             let params = p.parameters();
             // The optimum, written as a client would send it.
@@ -374,6 +405,15 @@ mod tests {
             let u = inst.unit_of(&a).unwrap();
             let regret = inst.regret(inst.eval_unit(&u));
             assert!(regret < 1e-6 * inst.range.max(1.0), "{}: regret {regret} at the optimum", p.name);
+        }
+    }
+
+    #[test]
+    fn hold_out_problems_are_not_in_the_table() {
+        let names: Vec<&str> = catalogue().iter().map(|p| p.name).collect();
+        for p in holdout() {
+            assert!(!names.contains(&p.name), "{} is in the table", p.name);
+            assert_eq!(find(p.name).map(|q| q.dim()), Some(p.dim()));
         }
     }
 

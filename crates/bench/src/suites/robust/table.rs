@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::PathBuf;
 
-use super::catalogue;
+use super::{catalogue, find, holdout};
 use crate::format::{Run, SuiteResult};
 use crate::stats;
 
@@ -115,9 +115,9 @@ fn final_score(r: &Run) -> f64 {
 /// 10⁻⁶ of the range of the instance behind experiment `name` (`problem/variant…`), computed once per instance.
 fn regret_floor(cache: &mut BTreeMap<(String, u64), f64>, name: &str, seed: u64) -> f64 {
     let problem = name.split('/').next().unwrap_or_default();
-    *cache.entry((problem.to_string(), seed)).or_insert_with(|| {
-        catalogue().iter().find(|p| p.name == problem).map_or(0.0, |p| 1e-6 * p.instance(seed).range)
-    })
+    *cache
+        .entry((problem.to_string(), seed))
+        .or_insert_with(|| find(problem).map_or(0.0, |p| 1e-6 * p.instance(seed).range))
 }
 
 /// Exact one-sided p-values `(P(W⁺ ≤ w), P(W⁺ ≥ w))` of the Wilcoxon signed-rank statistic of `diffs` (zeros
@@ -261,7 +261,8 @@ pub fn table(inputs: &[PathBuf], proposed: Option<&str>, batch: usize, seeds: Ra
         let variant = name.split_once('/').map_or("", |(_, v)| v).to_string();
         by_variant.entry(variant).or_default().push((name, methods));
     }
-    let order: Vec<&str> = catalogue().iter().map(|p| p.name).collect();
+    let problems: Vec<_> = catalogue().into_iter().chain(holdout()).collect();
+    let order: Vec<&str> = problems.iter().map(|p| p.name).collect();
     for (variant, mut exps) in by_variant {
         exps.sort_by_key(|(name, _)| {
             order.iter().position(|p| name.split('/').next() == Some(*p)).unwrap_or(usize::MAX)
