@@ -86,13 +86,18 @@ fn groups_of(rows: &[&[f64]]) -> Vec<Vec<usize>> {
 /// The pooled within-point variance of `y` over the replicated groups, and its degrees of freedom
 /// `Σ (n_g − 1)`; `None` without replicates.
 pub(crate) fn pooled_variance(groups: &[Vec<usize>], y: &[f64]) -> Option<(f64, usize)> {
-    let mut sum = 0.0;
-    let mut dof = 0;
-    for g in groups.iter().filter(|g| g.len() > 1) {
-        let mean = g.iter().map(|&i| y[i]).sum::<f64>() / g.len() as f64;
-        sum += g.iter().map(|&i| (y[i] - mean).powi(2)).sum::<f64>();
-        dof += g.len() - 1;
-    }
+    pool(groups.iter().filter(|g| g.len() > 1).map(|g| (g.len(), moments(g, y).1)))
+}
+
+/// A group's mean of `y` and the sum of squared deviations from it.
+fn moments(group: &[usize], y: &[f64]) -> (f64, f64) {
+    let mean = group.iter().map(|&i| y[i]).sum::<f64>() / group.len() as f64;
+    (mean, group.iter().map(|&i| (y[i] - mean).powi(2)).sum())
+}
+
+/// [`pooled_variance`] from each group's size and sum of squared deviations.
+fn pool(groups: impl Iterator<Item = (usize, f64)>) -> Option<(f64, usize)> {
+    let (sum, dof) = groups.filter(|&(n, _)| n > 1).fold((0.0, 0), |(sum, dof), (n, ss)| (sum + ss, dof + n - 1));
     (dof > 0).then(|| (sum / dof as f64, dof))
 }
 
@@ -120,13 +125,13 @@ pub(crate) fn collapse(data: &crate::gp::Data) -> Option<Collapsed> {
     let d = data.d.max(1);
     let rows: Vec<&[f64]> = data.x.chunks_exact(d).collect();
     let groups = groups_of(&rows);
-    let (s2, _) = pooled_variance(&groups, &data.y).filter(|(s2, _)| *s2 > 0.0 && s2.is_finite())?;
+    let stats: Vec<(f64, f64)> = groups.iter().map(|g| moments(g, &data.y)).collect();
+    let (s2, _) = pool(groups.iter().zip(&stats).map(|(g, &(_, ss))| (g.len(), ss)))
+        .filter(|(s2, _)| *s2 > 0.0 && s2.is_finite())?;
     let (mut x, mut y, mut noise) = (Vec::new(), Vec::new(), Vec::new());
     let mut within = 0.0;
-    for g in &groups {
+    for (g, &(mean, ss)) in groups.iter().zip(&stats) {
         let n = g.len() as f64;
-        let mean = g.iter().map(|&i| data.y[i]).sum::<f64>() / n;
-        let ss: f64 = g.iter().map(|&i| (data.y[i] - mean).powi(2)).sum();
         within += -0.5 * (n - 1.0) * (2.0 * std::f64::consts::PI * s2).ln() - 0.5 * n.ln() - 0.5 * ss / s2;
         x.extend_from_slice(rows[g[0]]);
         y.push(mean);
