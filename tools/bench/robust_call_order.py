@@ -7,6 +7,8 @@ A point's kind is `G` (global) or `L` (local step), from its position in the loc
 model-based point after the initial design is global), followed by its place in its call (0 = the call's first
 suggestion; a call of `--batch Q` holds the evaluations `Q·c … Q·c + Q − 1`). An improvement is credited to the
 point that first reached it, in evaluation order, so within one call earlier places are credited first.
+Meant for noiseless runs: on a noisy model a call's first point may be a replicate, which this counts as a step of
+the cycle position it stands at.
 
     python3 tools/bench/robust_call_order.py TRACE.jsonl --batch Q [--cycle 4]
 """

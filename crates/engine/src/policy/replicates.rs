@@ -86,7 +86,7 @@ fn groups_of(rows: &[&[f64]]) -> Vec<Vec<usize>> {
 /// The pooled within-point variance of `y` over the replicated groups, and its degrees of freedom
 /// `Σ (n_g − 1)`; `None` without replicates.
 pub(crate) fn pooled_variance(groups: &[Vec<usize>], y: &[f64]) -> Option<(f64, usize)> {
-    pool(groups.iter().filter(|g| g.len() > 1).map(|g| (g.len(), moments(g, y).1)))
+    pool(groups.iter().map(|g| (g.len(), moments(g, y).1)))
 }
 
 /// A group's mean of `y` and the sum of squared deviations from it.
@@ -95,7 +95,7 @@ fn moments(group: &[usize], y: &[f64]) -> (f64, f64) {
     (mean, group.iter().map(|&i| (y[i] - mean).powi(2)).sum())
 }
 
-/// [`pooled_variance`] from each group's size and sum of squared deviations.
+/// [`pooled_variance`] from each group's size and sum of squared deviations (singletons add nothing).
 fn pool(groups: impl Iterator<Item = (usize, f64)>) -> Option<(f64, usize)> {
     let (sum, dof) = groups.filter(|&(n, _)| n > 1).fold((0.0, 0), |(sum, dof), (n, ss)| (sum + ss, dof + n - 1));
     (dof > 0).then(|| (sum / dof as f64, dof))

@@ -29,7 +29,7 @@ use crate::Args;
 use crate::format::{Experiment, Latency, Method, Run, SuiteResult};
 use crate::plot::{Band, plot_experiment};
 use crate::runner::parallel_map;
-pub use problems::{Instance, ProblemDef, SEEDS, VARIANTS, catalogue, find, holdout};
+pub use problems::{Instance, ProblemDef, SEEDS, VARIANTS, all_problems, catalogue, find, holdout};
 pub use table::table;
 
 /// Runs bayesd on the suite.
@@ -281,7 +281,7 @@ pub fn write_spec(args: &Args) -> anyhow::Result<()> {
 /// `bench robust-eval`: answers `{"problem", "variant", "seed", "index", "assignments"}` lines on stdin with
 /// `{"value", "true_value", "regret", "noise_sd"}` (or `{"error"}`) lines on stdout. Index −1 evaluates without noise.
 pub fn serve_eval() -> anyhow::Result<()> {
-    let problems: Vec<ProblemDef> = catalogue().into_iter().chain(holdout()).collect();
+    let problems = all_problems();
     let mut cache: std::collections::HashMap<(String, u64), Instance> = Default::default();
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
@@ -327,7 +327,7 @@ mod tests {
 
     #[test]
     fn trace_rows_reproduce_the_noisy_curve_and_carry_the_phases() {
-        let p = catalogue().into_iter().find(|p| p.name == "branin").expect("branin");
+        let p = find("branin").expect("branin");
         let (run, rows) = one_run(&p, 0.1, "default", &json!({}), 0, 1, true).expect("a run");
         assert_eq!(rows.len(), run.y.len());
         let mut best = 0;

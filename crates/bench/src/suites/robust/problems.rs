@@ -119,9 +119,14 @@ pub fn holdout() -> Vec<ProblemDef> {
     ]
 }
 
+/// The table's problems, then the hold-out ones.
+pub fn all_problems() -> Vec<ProblemDef> {
+    catalogue().into_iter().chain(holdout()).collect()
+}
+
 /// The problem called `name`, of the table or the hold-out set.
 pub fn find(name: &str) -> Option<ProblemDef> {
-    catalogue().into_iter().chain(holdout()).find(|p| p.name == name)
+    all_problems().into_iter().find(|p| p.name == name)
 }
 
 /// The noise variants: name and noise standard deviation as a fraction of the instance's range.
@@ -361,7 +366,7 @@ mod tests {
 
     #[test]
     fn optimum_sits_at_o_on_the_grids_and_is_the_minimum_of_a_random_sample() {
-        for p in catalogue().into_iter().chain(holdout()) {
+        for p in all_problems() {
             for seed in 0..3 {
                 let inst = p.instance(seed);
                 let mut o = inst.o.clone();
@@ -381,7 +386,7 @@ mod tests {
 
     #[test]
     fn assignments_round_trip_to_the_unit_point() {
-        for p in catalogue().into_iter().chain(holdout()) {
+        for p in all_problems() {
             let inst = p.instance(7);
             let params = p.parameters();
             // The optimum, written as a client would send it.

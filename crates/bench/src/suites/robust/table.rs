@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::PathBuf;
 
-use super::{catalogue, find, holdout};
+use super::{all_problems, find};
 use crate::format::{Run, SuiteResult};
 use crate::stats;
 
@@ -261,7 +261,7 @@ pub fn table(inputs: &[PathBuf], proposed: Option<&str>, batch: usize, seeds: Ra
         let variant = name.split_once('/').map_or("", |(_, v)| v).to_string();
         by_variant.entry(variant).or_default().push((name, methods));
     }
-    let problems: Vec<_> = catalogue().into_iter().chain(holdout()).collect();
+    let problems = all_problems();
     let order: Vec<&str> = problems.iter().map(|p| p.name).collect();
     for (variant, mut exps) in by_variant {
         exps.sort_by_key(|(name, _)| {
