@@ -1,8 +1,8 @@
 //! Batches and parallel clients (issue 20): open suggestions (a `count: 4` batch, then another batch with the first
 //! one pending) are never closer than the separation the docs state, `SEPARATION · min(ℓ_min, cap)` in the unit
 //! cube with ℓ the fitted lengthscales each suggestion reports, for every plain GP policy on a smooth 2-D problem;
-//! two local steps of one call (gp-ei, `diagnostics.extra.search = "local"`) keep the box-scaled
-//! `SEPARATION · LOCAL_RADIUS · min(ℓ_min, cap)` from each other.
+//! two points of one gp-ei call (local steps, `diagnostics.extra.search = "local"`, and its global pick) keep the
+//! box-scaled `SEPARATION · LOCAL_RADIUS · min(ℓ_min, cap)` from each other.
 
 use engine::data::{History, ObservationRecord, PendingRecord};
 use engine::policy::{LENGTHSCALE_CAP, LOCAL_RADIUS, SEPARATION};
@@ -72,9 +72,9 @@ fn open_suggestions_keep_the_stated_separation() {
             let mut local_pairs = 0;
             for (i, (call_a, a)) in open.iter().enumerate() {
                 for (call_b, b) in &open[i + 1..] {
-                    let same_box = call_a == call_b && local(a) && local(b);
-                    local_pairs += usize::from(same_box);
-                    let floor = if same_box { SEPARATION * LOCAL_RADIUS * ell } else { SEPARATION * ell };
+                    let same_call = call_a == call_b && algorithm == "gp-ei";
+                    local_pairs += usize::from(same_call && local(a) && local(b));
+                    let floor = if same_call { SEPARATION * LOCAL_RADIUS * ell } else { SEPARATION * ell };
                     let (ua, ub) = (unit(a), unit(b));
                     let dist = ((ua[0] - ub[0]).powi(2) + (ua[1] - ub[1]).powi(2)).sqrt();
                     assert!(

@@ -42,21 +42,30 @@ fn study(options: Value, seed: u64) -> Study {
 
 /// Runs `calls` suggest calls of `count` points, observing each batch; returns every model-based suggestion
 /// (replicates included: they take their place in the cycle) with the best observed point (unit cube) at the time it
-/// was made.
-fn run(study: &Study, count: usize, calls: usize) -> Vec<(Suggestion, [f64; 2])> {
+/// was made and its place in the cycle (counted from the end of the initial design). A call lists a re-run first,
+/// then its global picks (chosen before its local steps), then its local steps, each group in cycle order.
+fn run(study: &Study, count: usize, calls: usize) -> Vec<(Suggestion, [f64; 2], usize)> {
     let (mut history, mut state, mut out) = (History::default(), PolicyState::default(), Vec::new());
     let mut best: Option<([f64; 2], f64)> = None;
     for _ in 0..calls {
         let r = study.suggest(&history, &state, &SuggestRequest { count, context: None }).unwrap();
         state = r.state;
+        let model: Vec<&Suggestion> = r
+            .suggestions
+            .iter()
+            .filter(|s| matches!(s.diagnostics.phase.as_deref(), Some("model" | "replicate")))
+            .collect();
+        let rerun = usize::from(model.first().is_some_and(|s| s.diagnostics.phase.as_deref() == Some("replicate")));
+        let mut places: Vec<usize> = (out.len()..out.len() + model.len()).collect();
+        places[rerun..].sort_by_key(|&c| !c.is_multiple_of(LOCAL_CYCLE));
+        let at = best.map(|(u, _)| u);
+        for (s, place) in model.into_iter().zip(places) {
+            out.push((s.clone(), at.expect("the model follows observations"), place));
+        }
         for s in r.suggestions {
-            let u = unit(&s);
-            if matches!(s.diagnostics.phase.as_deref(), Some("model" | "replicate")) {
-                out.push((s.clone(), best.expect("the model follows observations").0));
-            }
             history.observations.push(ObservationRecord {
                 assignments: s.assignments.clone(),
-                value: Some(bowl(u)),
+                value: Some(bowl(unit(&s))),
                 ..Default::default()
             });
         }
@@ -84,7 +93,8 @@ fn local_steps_stay_in_their_box_on_the_stated_cycle() {
             let model = run(&study(json!({}), seed), count, 28 / count);
             assert!(model.len() >= 2 * LOCAL_CYCLE, "count {count} seed {seed}: {} model points", model.len());
             let mut locals = 0;
-            for (i, (s, incumbent)) in model.iter().enumerate() {
+            for (s, incumbent, i) in &model {
+                let i = *i;
                 if s.diagnostics.phase.as_deref() == Some("replicate") {
                     continue;
                 }
@@ -125,5 +135,5 @@ fn local_steps_stay_in_their_box_on_the_stated_cycle() {
 fn local_cycle_one_makes_every_step_global() {
     let model = run(&study(json!({"local_cycle": 1}), 0), 1, 20);
     assert!(model.len() >= 8);
-    assert!(model.iter().all(|(s, _)| matches!(search(s), "global" | "replicate")));
+    assert!(model.iter().all(|(s, _, _)| matches!(search(s), "global" | "replicate")));
 }

@@ -17,10 +17,12 @@
 //! smallest region is likewise a fixed fraction of the cube. When LogEI expects less than
 //! [`LOCAL_MIN_EI`] (10⁻³ standardised units) in the box at a call's first local step, the incumbent's
 //! neighbourhood is exhausted (a local optimum found) and the call's local steps are taken globally; later local
-//! steps of a batch are not tested, as the batch's own fantasies lower their EI. Global LogEI alone under-refines the
-//! incumbent on ill-conditioned and higher-dimensional problems (`docs/bench/robust.md`, "Local steps": the
-//! whole-table ablation, sequential and in batches). Not used with context parameters or a finite `candidates` set,
-//! where it was not measured.
+//! steps of a batch are not tested, as the batch's own fantasies lower their EI. A batch chooses its global picks
+//! first, on the incumbent before its own fantasies raise it, as a sequential global step is chosen, then its local
+//! steps (`docs/bench/robust.md`, "The global pick first and beside the local picks"). Global LogEI alone
+//! under-refines the incumbent on ill-conditioned and higher-dimensional problems (`docs/bench/robust.md`, "Local
+//! steps": the whole-table ablation, sequential and in batches). Not used with context parameters or a finite
+//! `candidates` set, where it was not measured.
 //!
 //! **Noisy EI** (`gp-ei`). When the fitted noise is real, mean noise variance at least [`NOISY_EI_MIN_NOISE`] of the
 //! outputs' (standardised units: a noise standard deviation of 1 % of theirs or more), `gp-ei` maximises the log
@@ -48,11 +50,12 @@
 //! UCB or a flat EI surface propose a point right next to an open one, so every new point also keeps out of a
 //! ball around each open point (pending, or earlier in the batch): in the lengthscale-scaled metric
 //! `‖(x − p) ⊘ ℓ̃‖ ≥ ρ` with `ρ =` [`SEPARATION`] and `ℓ̃_j = min(ℓ_j,` [`LENGTHSCALE_CAP`]`)` the fitted
-//! ARD lengthscales, so in the unit cube open points are at least `ρ · min(ℓ_min, cap)` apart. The local steps of
-//! one call share a box of half-width `max(local_radius · ℓ̃, 0.1)` and keep the box-scaled
-//! `ρ · min(local_radius, 1)` from each other (the full ρ from every other open point). Where that leaves no
-//! admissible point (a large batch in a small or discrete space), ρ is halved until one exists, down to exact
-//! duplicates only.
+//! ARD lengthscales, so in the unit cube open points are at least `ρ · min(ℓ_min, cap)` apart. With local steps
+//! (`gp-ei`), the model picks of one call, local steps sharing a box of half-width `max(local_radius · ℓ̃, 0.1)`
+//! and the global pick, keep the box-scaled `ρ · min(local_radius, 1)` from each other (the full ρ from every other
+//! open point): the global pick may then land beside the local picks, in the incumbent's neighbourhood, as a
+//! sequential global step may. Where that leaves no admissible point (a large batch in a small or discrete space),
+//! the radii are halved until one exists, down to exact duplicates only.
 
 use std::time::Instant;
 
@@ -120,7 +123,7 @@ pub struct GpBoOptions {
     /// Of every `local_cycle` model-based points, one is global and the others local steps (default
     /// [`LOCAL_CYCLE`] for `gp-ei`, 1 = every point global for the other acquisitions).
     pub local_cycle: Option<usize>,
-    /// Half-width of a local step's box in capped lengthscales (default [`LOCAL_RADIUS`]); the local picks of one
+    /// Half-width of a local step's box in capped lengthscales (default [`LOCAL_RADIUS`]); the model picks of one
     /// call keep `SEPARATION · min(local_radius, 1)` of them from each other.
     pub local_radius: f64,
     /// `gp-ei`: joint posterior draws of the noisy expected improvement (Letham et al. 2019) over the latent values
@@ -256,10 +259,11 @@ impl GpBo {
         let dspace = problem.decision_space();
         let starts: Vec<Vec<f64>> =
             top_rows(ctx, 5).into_iter().map(|r| ddims.iter().map(|&j| r[j]).collect()).collect();
-        // Pending points and this batch's global picks (decision coordinates): the centres of the balls kept out;
-        // this batch's local picks keep out of the smaller balls of the box's scale (see `local_separation`).
+        // Pending points and this call's re-run (decision coordinates): the centres of the balls kept out; this
+        // call's model picks keep out of the smaller balls of the box's scale around each other (see
+        // `call_separation`; with local steps off, the full balls).
         let mut taken: Vec<f64> = ctx.pending.chunks_exact(d).flat_map(|p| ddims.iter().map(|&j| p[j])).collect();
-        let mut taken_locally: Vec<f64> = Vec::new();
+        let mut this_call: Vec<f64> = Vec::new();
         let hypers = gp.hyperparameters().describe(gp.kernel());
         // With a `candidates` block the acquisition is maximised over that finite set.
         let finite: Option<Vec<f64>> = problem
@@ -300,12 +304,20 @@ impl GpBo {
         let first = out.len();
         // Whether the local box was found exhausted at this call's first local step (see below).
         let mut exhausted: Option<bool> = None;
-        // A local step's balls: the full separation around other open points, the box-scaled one around this call's
-        // local picks; and the EI below which the box counts as exhausted (LogEI only).
+        // The balls: the full separation around other open points, the box-scaled one around this call's model
+        // picks; and the EI below which the box counts as exhausted (LogEI only).
         let radius: Vec<f64> = scales.iter().map(|s| SEPARATION * s).collect();
-        let small: Vec<f64> = scales.iter().map(|s| self.local_separation() * s).collect();
+        // Without a local box (context parameters, a `candidates` set) a call's picks are all global: full balls.
+        let call_rho = if centre.is_some() { self.call_separation() } else { SEPARATION };
+        let small: Vec<f64> = scales.iter().map(|s| call_rho * s).collect();
         let floor = if self.acquisition == GpAcquisition::LogEi { LOCAL_MIN_EI.ln() } else { f64::MIN };
-        for k in first..count {
+        // A call's global picks come first, on the incumbent before its local steps' fantasies raise it, as a
+        // sequential global step is chosen; every point keeps its place in the cycle and its seed.
+        let mut order: Vec<usize> = (first..count).collect();
+        if centre.is_some() {
+            order.sort_by_key(|&k| !self.is_global_step(first_index + k));
+        }
+        for (done, &k) in order.iter().enumerate() {
             let started = Instant::now();
             let local_box = centre.as_ref().and_then(|c| self.local_box(first_index + k, c, &scales, &dspace));
             let seed = derive_seed(ctx.seed, k as u64);
@@ -323,14 +335,14 @@ impl GpBo {
                     expected = Expected::new(acq, ddims.clone(), cdims.clone(), context_samples.clone());
                     &expected
                 };
-                // A local step keeps the full separation from open points other than this call's local picks, and
-                // the box-scaled one from those; when its box has no admissible point left, the step is global
-                // instead. So are all local steps of this call when LogEI expects less than LOCAL_MIN_EI in the box
-                // at the call's first one (the box is exhausted); later ones are not tested, as this batch's own
-                // fantasies lower their EI.
+                // A point keeps the full separation from open points other than this call's model picks, and the
+                // box-scaled one from those; when a local step's box has no admissible point left, the step is
+                // global instead. So are all local steps of this call when LogEI expects less than LOCAL_MIN_EI in
+                // the box at the call's first one (the box is exhausted); later ones are not tested, as this batch's
+                // own fantasies lower their EI.
                 let local = local_box.as_ref().filter(|_| exhausted != Some(true)).and_then(|(lower, upper)| {
                     let others = Excluding { inner, excluded: &taken, radius: &radius };
-                    let excluding = Excluding { inner: &others, excluded: &taken_locally, radius: &small };
+                    let excluding = Excluding { inner: &others, excluded: &this_call, radius: &small };
                     let opt = maximize_in_box(&excluding, &dspace, &self.optim_config(), seed, &starts, (lower, upper));
                     if exhausted.is_none() {
                         exhausted = Some(opt.value < floor);
@@ -339,15 +351,15 @@ impl GpBo {
                 });
                 let is_local = local.is_some();
                 let opt = local.unwrap_or_else(|| {
-                    let open: Vec<f64> = taken.iter().chain(&taken_locally).copied().collect();
-                    separated_maximum(inner, &open, &scales, |acq| match &finite {
+                    let balls = (taken.as_slice(), this_call.as_slice());
+                    separated_maximum(inner, balls, &scales, call_rho, |acq| match &finite {
                         Some(rows) => maximize_over(acq, rows),
                         None => maximize(acq, &dspace, &self.optim_config(), seed, &starts),
                     })
                 });
                 (opt, is_local, noisy_ei)
             };
-            if is_local { &mut taken_locally } else { &mut taken }.extend_from_slice(&opt.x);
+            this_call.extend_from_slice(&opt.x);
             let x = problem.lift(&opt.x);
             let (mu, var) = gp.posterior(&x);
             out.push(Candidate {
@@ -371,7 +383,7 @@ impl GpBo {
                 },
                 ..Default::default()
             });
-            if k + 1 < count {
+            if done + 1 < order.len() {
                 let _ = gp.condition(&x, mu, measurement);
                 incumbent = incumbent.max(mu);
             }
@@ -422,8 +434,7 @@ impl GpBo {
     /// cube; one-hot blocks are left free. Every `local_cycle`-th point (index 0, cycle, 2·cycle, …) is global
     /// (`None`).
     fn local_box(&self, index: usize, centre: &[f64], scales: &[f64], dspace: &Space) -> Option<(Vec<f64>, Vec<f64>)> {
-        let cycle = self.local_cycle();
-        if cycle <= 1 || index.is_multiple_of(cycle) {
+        if self.is_global_step(index) {
             return None;
         }
         let kinds = dspace.dim_kinds();
@@ -434,12 +445,21 @@ impl GpBo {
         Some((lower.collect(), upper.collect()))
     }
 
-    /// Separation ρ_box between the local picks of one call, in capped lengthscales: ρ scaled to the box as ρ is to
-    /// the lengthscale, `ρ · min(local_radius, 1)` (0.0625 by default). With the full ρ a box of half-width 0.25 ℓ̃
-    /// holds few admissible points and a batch's local picks are pushed to its corners, away from the incumbent
-    /// they are meant to refine (`docs/bench/robust.md`, "Batches").
-    fn local_separation(&self) -> f64 {
-        SEPARATION * self.options.local_radius.min(1.0)
+    /// Separation between the model picks of one call, in capped lengthscales: with local steps, ρ scaled to the
+    /// box as ρ is to the lengthscale, `ρ · min(local_radius, 1)` (0.0625 by default); without, the full ρ. With the
+    /// full ρ a box of half-width 0.25 ℓ̃ holds few admissible points and a batch's local picks are pushed to its
+    /// corners, away from the incumbent they are meant to refine; and a call's global pick, kept that far from its
+    /// local picks, is kept out of the incumbent's neighbourhood, where sequential global steps often land
+    /// (`docs/bench/robust.md`, "Batches", "The global pick beside the local picks").
+    fn call_separation(&self) -> f64 {
+        if self.local_cycle() > 1 { SEPARATION * self.options.local_radius.min(1.0) } else { SEPARATION }
+    }
+
+    /// Whether the model-based point number `index` (counted from the end of the initial design) maximises the
+    /// acquisition over the whole space: every `local_cycle`-th one (index 0, cycle, 2·cycle, …).
+    fn is_global_step(&self, index: usize) -> bool {
+        let cycle = self.local_cycle();
+        cycle <= 1 || index.is_multiple_of(cycle)
     }
 
     /// `local_cycle`, defaulting to [`LOCAL_CYCLE`] for LogEI (the default algorithm, where it was measured) and to 1
@@ -534,22 +554,26 @@ pub const LOCAL_MIN_EI: f64 = 1e-3;
 /// Minimum distance between open points in lengthscale units (ρ; see the module docs).
 pub const SEPARATION: f64 = 0.25;
 
-/// The maximum of `maximise(acq)` outside the balls of radius `ρ·scales` around the `taken` points, halving ρ
-/// while no point is admissible (after eight halvings: exact duplicates only).
+/// The maximum of `maximise(acq)` outside the balls of radius `ρ·scales` around the `others` points and
+/// `ρ_call·scales` around `this_call`'s (`ρ_call` = `call_rho`), halving both radii while no point is admissible
+/// (after eight halvings: exact duplicates only).
 fn separated_maximum(
     acq: &dyn Acquisition,
-    taken: &[f64],
+    (others, this_call): (&[f64], &[f64]),
     scales: &[f64],
+    call_rho: f64,
     maximise: impl Fn(&dyn Acquisition) -> Optimum,
 ) -> Optimum {
-    let mut rho = SEPARATION;
+    let mut factor = 1.0;
     loop {
-        let radius: Vec<f64> = scales.iter().map(|s| rho * s).collect();
-        let opt = maximise(&Excluding { inner: acq, excluded: taken, radius: &radius });
-        if opt.value > f64::NEG_INFINITY || taken.is_empty() || rho == 0.0 {
+        let radius: Vec<f64> = scales.iter().map(|s| factor * SEPARATION * s).collect();
+        let call_radius: Vec<f64> = scales.iter().map(|s| factor * call_rho * s).collect();
+        let own = Excluding { inner: acq, excluded: this_call, radius: &call_radius };
+        let opt = maximise(&Excluding { inner: &own, excluded: others, radius: &radius });
+        if opt.value > f64::NEG_INFINITY || (others.is_empty() && this_call.is_empty()) || factor == 0.0 {
             return opt;
         }
-        rho = if rho < SEPARATION / 200.0 { 0.0 } else { rho / 2.0 };
+        factor = if factor < 1.0 / 200.0 { 0.0 } else { factor / 2.0 };
     }
 }
 
