@@ -307,14 +307,16 @@ impl GpBo {
         // The balls: the full separation around other open points, the box-scaled one around this call's model
         // picks; and the EI below which the box counts as exhausted (LogEI only).
         let radius: Vec<f64> = scales.iter().map(|s| SEPARATION * s).collect();
-        // Without a local box (context parameters, a `candidates` set) a call's picks are all global: full balls.
-        let call_rho = if centre.is_some() { self.call_separation() } else { SEPARATION };
+        // Without a local box (context parameters, a `candidates` set, `local_cycle: 1`) a call's picks are all
+        // global: full balls, in cycle order.
+        let local_steps = centre.is_some() && self.local_cycle() > 1;
+        let call_rho = if local_steps { self.call_separation() } else { SEPARATION };
         let small: Vec<f64> = scales.iter().map(|s| call_rho * s).collect();
         let floor = if self.acquisition == GpAcquisition::LogEi { LOCAL_MIN_EI.ln() } else { f64::MIN };
         // A call's global picks come first, on the incumbent before its local steps' fantasies raise it, as a
         // sequential global step is chosen; every point keeps its place in the cycle and its seed.
         let mut order: Vec<usize> = (first..count).collect();
-        if centre.is_some() {
+        if local_steps {
             order.sort_by_key(|&k| !self.is_global_step(first_index + k));
         }
         for (done, &k) in order.iter().enumerate() {
@@ -445,14 +447,14 @@ impl GpBo {
         Some((lower.collect(), upper.collect()))
     }
 
-    /// Separation between the model picks of one call, in capped lengthscales: with local steps, ρ scaled to the
-    /// box as ρ is to the lengthscale, `ρ · min(local_radius, 1)` (0.0625 by default); without, the full ρ. With the
+    /// Separation between the model picks of one call with local steps, in capped lengthscales: ρ scaled to the
+    /// box as ρ is to the lengthscale, `ρ · min(local_radius, 1)` (0.0625 by default). With the
     /// full ρ a box of half-width 0.25 ℓ̃ holds few admissible points and a batch's local picks are pushed to its
     /// corners, away from the incumbent they are meant to refine; and a call's global pick, kept that far from its
     /// local picks, is kept out of the incumbent's neighbourhood, where sequential global steps often land
     /// (`docs/bench/robust.md`, "Batches", "The global pick beside the local picks").
     fn call_separation(&self) -> f64 {
-        if self.local_cycle() > 1 { SEPARATION * self.options.local_radius.min(1.0) } else { SEPARATION }
+        SEPARATION * self.options.local_radius.min(1.0)
     }
 
     /// Whether the model-based point number `index` (counted from the end of the initial design) maximises the
