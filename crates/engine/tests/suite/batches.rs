@@ -2,10 +2,11 @@
 //! one pending) are never closer than the separation the docs state, `SEPARATION · min(ℓ_min, cap)` in the unit
 //! cube with ℓ the fitted lengthscales each suggestion reports, for every plain GP policy on a smooth 2-D problem;
 //! two points of one gp-ei call (local steps, `diagnostics.extra.search = "local"`, and its global pick) keep the
-//! box-scaled `SEPARATION · LOCAL_RADIUS · min(ℓ_min, cap)` from each other.
+//! box-scaled `SEPARATION · LOCAL_RADIUS · min(ℓ_min, cap)` from each other, but for a call of eight's later global
+//! pick, which keeps the full one.
 
 use engine::data::{History, ObservationRecord, PendingRecord};
-use engine::policy::{LENGTHSCALE_CAP, LOCAL_RADIUS, SEPARATION};
+use engine::policy::{LENGTHSCALE_CAP, LOCAL_CYCLE, LOCAL_RADIUS, SEPARATION};
 use engine::study::Suggestion;
 use engine::{PolicyState, Study, StudySpec, SuggestRequest};
 use serde_json::json;
@@ -92,5 +93,62 @@ fn open_suggestions_keep_the_stated_separation() {
             algorithm == "gp-ei",
             "{algorithm}: {local_pairs_over_seeds} local pairs"
         );
+    }
+}
+
+/// A gp-ei call of eight holds two global picks: the lead one, chosen first, keeps the box-scaled floor from the
+/// call's other points like a local step; the later one, chosen at its place in the cycle, keeps the full
+/// `SEPARATION · min(ℓ, cap)` from every other point of the call. On a 1-D bowl, where the call's fantasies crowd the
+/// incumbent's neighbourhood and the acquisition is largest just beside them.
+#[test]
+fn a_call_s_later_global_pick_keeps_the_full_separation() {
+    let bowl = |s: &Suggestion| {
+        let u = s.assignments["x"].as_f64().unwrap() / 10.0;
+        (u - 0.3).powi(2) + 0.1 * (3.0 * u).sin()
+    };
+    let unit = |s: &Suggestion| s.assignments["x"].as_f64().unwrap() / 10.0;
+    for seed in 0..3 {
+        let spec: StudySpec = serde_json::from_value(json!({
+            "parameters": [{"name": "x", "type": "float", "low": 0, "high": 10}],
+            "objective": {"goal": "minimize"},
+            "algorithm": {"name": "gp-ei"},
+            "seed": seed,
+        }))
+        .unwrap();
+        let study = Study::new(spec).unwrap();
+        let (mut history, mut state, mut n_init) = (History::default(), PolicyState::default(), 0);
+        for _ in 0..12 {
+            let out = study.suggest(&history, &state, &SuggestRequest { count: 1, context: None }).unwrap();
+            state = out.state;
+            let s = &out.suggestions[0];
+            n_init += usize::from(!matches!(s.diagnostics.phase.as_deref(), Some("model" | "replicate")));
+            history.observations.push(ObservationRecord {
+                assignments: s.assignments.clone(),
+                value: Some(bowl(s)),
+                ..Default::default()
+            });
+        }
+        let call = study.suggest(&history, &state, &SuggestRequest { count: 8, context: None }).unwrap().suggestions;
+        assert!(call.iter().all(|s| s.diagnostics.phase.as_deref() == Some("model")), "seed {seed}: a re-run");
+        // Places in the cycle, counted from the end of the initial design, in the call's order: the lead global
+        // pick first, then the others in cycle order.
+        let mut places: Vec<usize> = (12 - n_init..12 - n_init + 8).collect();
+        let lead = places.iter().position(|p| p.is_multiple_of(LOCAL_CYCLE)).unwrap();
+        places[..=lead].rotate_right(1);
+        let later = places.iter().rposition(|p| p.is_multiple_of(LOCAL_CYCLE)).unwrap();
+        assert!(later > 0, "seed {seed}: a call of eight holds two global places");
+        let global = |s: &Suggestion| s.diagnostics.extra.get("search").and_then(|v| v.as_str()) == Some("global");
+        assert!(global(&call[0]) && global(&call[later]), "seed {seed}: the global places are global");
+        let ell = call.iter().map(min_lengthscale).fold(LENGTHSCALE_CAP, f64::min);
+        for (i, a) in call.iter().enumerate() {
+            for (j, b) in call.iter().enumerate().skip(i + 1) {
+                let floor = if i == later || j == later { SEPARATION * ell } else { SEPARATION * LOCAL_RADIUS * ell };
+                let dist = (unit(a) - unit(b)).abs();
+                assert!(
+                    dist >= floor * (1.0 - 1e-9),
+                    "seed {seed}: points {i} and {j} are {dist} apart, below {floor}"
+                );
+            }
+        }
     }
 }

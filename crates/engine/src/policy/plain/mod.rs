@@ -17,9 +17,10 @@
 //! smallest region is likewise a fixed fraction of the cube. When LogEI expects less than
 //! [`LOCAL_MIN_EI`] (10⁻³ standardised units) in the box at a call's first local step, the incumbent's
 //! neighbourhood is exhausted (a local optimum found) and the call's local steps are taken globally; later local
-//! steps of a batch are not tested, as the batch's own fantasies lower their EI. A batch chooses its global picks
-//! first, on the incumbent before its own fantasies raise it, as a sequential global step is chosen, then its local
-//! steps (`docs/bench/robust.md`, "The global pick first and beside the local picks"). Global LogEI alone
+//! steps of a batch are not tested, as the batch's own fantasies lower their EI. A batch chooses its lead global
+//! pick (the first global one of the call) first, on the incumbent before its own fantasies raise it, as a
+//! sequential global step is chosen, then its other points in cycle order (`docs/bench/robust.md`, "The global pick
+//! first and beside the local picks", "One lead global pick a call"). Global LogEI alone
 //! under-refines the incumbent on ill-conditioned and higher-dimensional problems (`docs/bench/robust.md`, "Local
 //! steps": the whole-table ablation, sequential and in batches). Not used with context parameters or a finite
 //! `candidates` set, where it was not measured.
@@ -52,10 +53,12 @@
 //! `‖(x − p) ⊘ ℓ̃‖ ≥ ρ` with `ρ =` [`SEPARATION`] and `ℓ̃_j = min(ℓ_j,` [`LENGTHSCALE_CAP`]`)` the fitted
 //! ARD lengthscales, so in the unit cube open points are at least `ρ · min(ℓ_min, cap)` apart. With local steps
 //! (`gp-ei`), the model picks of one call, local steps sharing a box of half-width `max(local_radius · ℓ̃, 0.1)`
-//! and the global pick, keep the box-scaled `ρ · min(local_radius, 1)` from each other (the full ρ from every other
-//! open point): the global pick may then land beside the local picks, in the incumbent's neighbourhood, as a
-//! sequential global step may. Where that leaves no admissible point (a large batch in a small or discrete space),
-//! the radii are halved until one exists, down to exact duplicates only.
+//! and the lead global pick, keep the box-scaled `ρ · min(local_radius, 1)` from each other (the full ρ from every
+//! other open point): the lead global pick may then land beside the local picks, in the incumbent's neighbourhood,
+//! as a sequential global step may. A call larger than the cycle (eight points with the default cycle of four)
+//! holds later global picks: they keep the full ρ from the call's other points, and those from them, so that they
+//! explore. Where that leaves no admissible point (a large batch in a small or discrete space), the radii are
+//! halved until one exists, down to exact duplicates only.
 
 use std::time::Instant;
 
@@ -124,7 +127,7 @@ pub struct GpBoOptions {
     /// [`LOCAL_CYCLE`] for `gp-ei`, 1 = every point global for the other acquisitions).
     pub local_cycle: Option<usize>,
     /// Half-width of a local step's box in capped lengthscales (default [`LOCAL_RADIUS`]); the model picks of one
-    /// call keep `SEPARATION · min(local_radius, 1)` of them from each other.
+    /// call but its later global picks keep `SEPARATION · min(local_radius, 1)` of them from each other.
     pub local_radius: f64,
     /// `gp-ei`: joint posterior draws of the noisy expected improvement (Letham et al. 2019) over the latent values
     /// at the observations; 0 maximises LogEI over the best posterior mean instead (plug-in).
@@ -259,9 +262,9 @@ impl GpBo {
         let dspace = problem.decision_space();
         let starts: Vec<Vec<f64>> =
             top_rows(ctx, 5).into_iter().map(|r| ddims.iter().map(|&j| r[j]).collect()).collect();
-        // Pending points and this call's re-run (decision coordinates): the centres of the balls kept out; this
-        // call's model picks keep out of the smaller balls of the box's scale around each other (see
-        // `call_separation`; with local steps off, the full balls).
+        // Pending points, this call's re-run and its later global picks (decision coordinates): the centres of the
+        // balls kept out; this call's other model picks keep out of the smaller balls of the box's scale around each
+        // other (see `call_separation`; with local steps off, the full balls).
         let mut taken: Vec<f64> = ctx.pending.chunks_exact(d).flat_map(|p| ddims.iter().map(|&j| p[j])).collect();
         let mut this_call: Vec<f64> = Vec::new();
         let hypers = gp.hyperparameters().describe(gp.kernel());
@@ -313,14 +316,18 @@ impl GpBo {
         let call_rho = if local_steps { self.call_separation() } else { SEPARATION };
         let small: Vec<f64> = scales.iter().map(|s| call_rho * s).collect();
         let floor = if self.acquisition == GpAcquisition::LogEi { LOCAL_MIN_EI.ln() } else { f64::MIN };
-        // A call's global picks come first, on the incumbent before its local steps' fantasies raise it, as a
-        // sequential global step is chosen; every point keeps its place in the cycle and its seed.
+        // A call's lead global pick (its first global one in cycle order) comes first, on the incumbent before the
+        // call's fantasies raise it, as a sequential global step is chosen; the other points follow in cycle order,
+        // and every point keeps its place in the cycle and its seed. A later global pick of a larger call keeps the
+        // full separation from the call's picks, and they from it (it joins `taken`).
         let mut order: Vec<usize> = (first..count).collect();
-        if local_steps {
-            order.sort_by_key(|&k| !self.is_global_step(first_index + k));
+        let lead = order.iter().position(|&k| local_steps && self.is_global_step(first_index + k));
+        if let Some(at) = lead {
+            order[..=at].rotate_right(1);
         }
         for (done, &k) in order.iter().enumerate() {
             let started = Instant::now();
+            let wide = local_steps && done > 0 && self.is_global_step(first_index + k);
             let local_box = centre.as_ref().and_then(|c| self.local_box(first_index + k, c, &scales, &dspace));
             let seed = derive_seed(ctx.seed, k as u64);
             let (opt, is_local, used_noisy_ei) = {
@@ -354,14 +361,15 @@ impl GpBo {
                 let is_local = local.is_some();
                 let opt = local.unwrap_or_else(|| {
                     let balls = (taken.as_slice(), this_call.as_slice());
-                    separated_maximum(inner, balls, &scales, call_rho, |acq| match &finite {
+                    let rho = if wide { SEPARATION } else { call_rho };
+                    separated_maximum(inner, balls, &scales, rho, |acq| match &finite {
                         Some(rows) => maximize_over(acq, rows),
                         None => maximize(acq, &dspace, &self.optim_config(), seed, &starts),
                     })
                 });
                 (opt, is_local, noisy_ei)
             };
-            this_call.extend_from_slice(&opt.x);
+            if wide { &mut taken } else { &mut this_call }.extend_from_slice(&opt.x);
             let x = problem.lift(&opt.x);
             let (mu, var) = gp.posterior(&x);
             out.push(Candidate {
@@ -447,12 +455,13 @@ impl GpBo {
         Some((lower.collect(), upper.collect()))
     }
 
-    /// Separation between the model picks of one call with local steps, in capped lengthscales: ρ scaled to the
-    /// box as ρ is to the lengthscale, `ρ · min(local_radius, 1)` (0.0625 by default). With the
-    /// full ρ a box of half-width 0.25 ℓ̃ holds few admissible points and a batch's local picks are pushed to its
-    /// corners, away from the incumbent they are meant to refine; and a call's global pick, kept that far from its
-    /// local picks, is kept out of the incumbent's neighbourhood, where sequential global steps often land
-    /// (`docs/bench/robust.md`, "Batches", "The global pick beside the local picks").
+    /// Separation between the model picks of one call with local steps (its later global picks excepted), in capped
+    /// lengthscales: ρ scaled to the box as ρ is to the lengthscale, `ρ · min(local_radius, 1)` (0.0625 by default).
+    /// With the full ρ a box of half-width 0.25 ℓ̃ holds few admissible points and a batch's local picks are pushed
+    /// to its corners, away from the incumbent they are meant to refine; and a call's lead global pick, kept that far
+    /// from its local picks, is kept out of the incumbent's neighbourhood, where sequential global steps often land
+    /// (`docs/bench/robust.md`, "Batches", "The global pick first and beside the local picks"). A call's later global
+    /// picks keep the full ρ: allowed there too, a call of eight explored less ("One lead global pick a call").
     fn call_separation(&self) -> f64 {
         SEPARATION * self.options.local_radius.min(1.0)
     }
