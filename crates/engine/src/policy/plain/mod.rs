@@ -321,7 +321,7 @@ impl GpBo {
         // and every point keeps its place in the cycle and its seed. A later global pick of a larger call keeps the
         // full separation from the call's picks, and they from it (it joins `taken`).
         let mut order: Vec<usize> = (first..count).collect();
-        let lead = order.iter().position(|&k| local_steps && self.is_global_step(first_index + k));
+        let lead = local_steps.then(|| order.iter().position(|&k| self.is_global_step(first_index + k))).flatten();
         if let Some(at) = lead {
             order[..=at].rotate_right(1);
         }
