@@ -11,6 +11,8 @@ use engine::study::Suggestion;
 use engine::{PolicyState, Study, StudySpec, SuggestRequest};
 use serde_json::json;
 
+use crate::common::call_places;
+
 /// A smooth bowl on [0, 10] × [-1, 1] (the unit-cube optimum at (0.3, 0.7)).
 fn smooth(a: &Suggestion) -> f64 {
     let x = a.assignments["x"].as_f64().unwrap() / 10.0;
@@ -32,6 +34,27 @@ fn min_lengthscale(s: &Suggestion) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// Sequential observations before the batches.
+const SEQUENTIAL: usize = 12;
+
+/// [`SEQUENTIAL`] sequential suggestions of `study`, each observed with `objective`, so that the model is fitted and has
+/// found the bowl: the history, the policy state and how many of them were the initial design.
+fn observe_sequentially(study: &Study, objective: impl Fn(&Suggestion) -> f64) -> (History, PolicyState, usize) {
+    let (mut history, mut state, mut n_init) = (History::default(), PolicyState::default(), 0);
+    for _ in 0..SEQUENTIAL {
+        let out = study.suggest(&history, &state, &SuggestRequest { count: 1, context: None }).unwrap();
+        state = out.state;
+        let s = &out.suggestions[0];
+        n_init += usize::from(!matches!(s.diagnostics.phase.as_deref(), Some("model" | "replicate")));
+        history.observations.push(ObservationRecord {
+            assignments: s.assignments.clone(),
+            value: Some(objective(s)),
+            ..Default::default()
+        });
+    }
+    (history, state, n_init)
+}
+
 #[test]
 fn open_suggestions_keep_the_stated_separation() {
     for algorithm in ["gp-ei", "gp-ucb", "gp-mes", "gp-ts"] {
@@ -46,19 +69,7 @@ fn open_suggestions_keep_the_stated_separation() {
             }))
             .unwrap();
             let study = Study::new(spec).unwrap();
-            let mut history = History::default();
-            let mut state = PolicyState::default();
-            // Twelve sequential observations, so that the model is fitted and has found the bowl.
-            for _ in 0..12 {
-                let out = study.suggest(&history, &state, &SuggestRequest { count: 1, context: None }).unwrap();
-                state = out.state;
-                let s = &out.suggestions[0];
-                history.observations.push(ObservationRecord {
-                    assignments: s.assignments.clone(),
-                    value: Some(smooth(s)),
-                    ..Default::default()
-                });
-            }
+            let (mut history, state, _) = observe_sequentially(&study, smooth);
             let first = study.suggest(&history, &state, &SuggestRequest { count: 4, context: None }).unwrap();
             for s in &first.suggestions {
                 history.pending.push(PendingRecord { assignments: s.assignments.clone(), ..Default::default() });
@@ -116,25 +127,12 @@ fn a_call_s_later_global_pick_keeps_the_full_separation() {
         }))
         .unwrap();
         let study = Study::new(spec).unwrap();
-        let (mut history, mut state, mut n_init) = (History::default(), PolicyState::default(), 0);
-        for _ in 0..12 {
-            let out = study.suggest(&history, &state, &SuggestRequest { count: 1, context: None }).unwrap();
-            state = out.state;
-            let s = &out.suggestions[0];
-            n_init += usize::from(!matches!(s.diagnostics.phase.as_deref(), Some("model" | "replicate")));
-            history.observations.push(ObservationRecord {
-                assignments: s.assignments.clone(),
-                value: Some(bowl(s)),
-                ..Default::default()
-            });
-        }
+        let (history, state, n_init) = observe_sequentially(&study, bowl);
         let call = study.suggest(&history, &state, &SuggestRequest { count: 8, context: None }).unwrap().suggestions;
         assert!(call.iter().all(|s| s.diagnostics.phase.as_deref() == Some("model")), "seed {seed}: a re-run");
         // Places in the cycle, counted from the end of the initial design, in the call's order: the lead global
         // pick first, then the others in cycle order.
-        let mut places: Vec<usize> = (12 - n_init..12 - n_init + 8).collect();
-        let lead = places.iter().position(|p| p.is_multiple_of(LOCAL_CYCLE)).unwrap();
-        places[..=lead].rotate_right(1);
+        let places = call_places(SEQUENTIAL - n_init, 8);
         let later = places.iter().rposition(|p| p.is_multiple_of(LOCAL_CYCLE)).unwrap();
         assert!(later > 0, "seed {seed}: a call of eight holds two global places");
         let global = |s: &Suggestion| s.diagnostics.extra.get("search").and_then(|v| v.as_str()) == Some("global");

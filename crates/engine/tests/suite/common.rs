@@ -88,3 +88,14 @@ pub fn unit_square_gp_ei(options: serde_json::Value, seed: u64) -> engine::Study
     .expect("spec parses");
     engine::Study::new(spec).expect("spec validates")
 }
+
+/// The places in the cycle of local steps (counted from the end of the initial design) of a `gp-ei` call's `len`
+/// model points whose first place is `first`, in the order the call lists them: its lead global pick (the first
+/// place that is a multiple of `LOCAL_CYCLE`) first, then the others in cycle order.
+pub fn call_places(first: usize, len: usize) -> Vec<usize> {
+    let mut places: Vec<usize> = (first..first + len).collect();
+    if let Some(at) = places.iter().position(|p| p.is_multiple_of(engine::policy::LOCAL_CYCLE)) {
+        places[..=at].rotate_right(1);
+    }
+    places
+}

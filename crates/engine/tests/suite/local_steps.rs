@@ -9,6 +9,8 @@ use engine::study::Suggestion;
 use engine::{PolicyState, Study, StudySpec, SuggestRequest};
 use serde_json::{Value, json};
 
+use crate::common::call_places;
+
 /// A smooth bowl on [0, 10] × [-1, 1] (the unit-cube optimum at (0.3, 0.7)).
 fn bowl(u: [f64; 2]) -> f64 {
     (u[0] - 0.3).powi(2) + 2.0 * (u[1] - 0.7).powi(2) + 0.1 * (3.0 * u[0]).sin()
@@ -56,10 +58,8 @@ fn run(study: &Study, count: usize, calls: usize) -> Vec<(Suggestion, [f64; 2], 
             .filter(|s| matches!(s.diagnostics.phase.as_deref(), Some("model" | "replicate")))
             .collect();
         let rerun = usize::from(model.first().is_some_and(|s| s.diagnostics.phase.as_deref() == Some("replicate")));
-        let mut places: Vec<usize> = (out.len()..out.len() + model.len()).collect();
-        if let Some(at) = places[rerun..].iter().position(|c| c.is_multiple_of(LOCAL_CYCLE)) {
-            places[rerun..=rerun + at].rotate_right(1);
-        }
+        let places: Vec<usize> =
+            (out.len()..out.len() + rerun).chain(call_places(out.len() + rerun, model.len() - rerun)).collect();
         let at = best.map(|(u, _)| u);
         for (s, place) in model.into_iter().zip(places) {
             out.push((s.clone(), at.expect("the model follows observations"), place));
