@@ -3,7 +3,7 @@
 not print: for each method, the median final regret of the best observed point (`runs[].y[-1]`), the median true
 regret of the recommended point (`runs[].recommended`, noisy variants), in how many runs the recommendation was
 better / worse than the best observed point, and in how many the final regret is below `--basin` (e.g. 0.5 on
-Easom: the needle's basin reached). With `--compare OTHER.json` it prints instead, per file pair, how many runs'
+Easom: the needle's basin reached) with those runs' median (how precisely the basin was refined). With `--compare OTHER.json` it prints instead, per file pair, how many runs'
 curves (`y`, matched by experiment, method and seed) differ: 0 means the two files hold the same trajectories and
 only `recommended` can differ.
 
@@ -51,5 +51,8 @@ for e in json.load(open(args.file))["experiments"]:
             worse = sum(a > b for a, b in rec)
             line += f"  recommended {statistics.median(a for a, _ in rec):.4g} (better {better}, worse {worse})"
         if args.basin is not None:
-            line += f"  below {args.basin:g}: {sum(y < args.basin for y in final)}"
+            inside = [y for y in final if y < args.basin]
+            line += f"  below {args.basin:g}: {len(inside)}"
+            if inside:
+                line += f" (their median {statistics.median(inside):.4g})"
         print(line)

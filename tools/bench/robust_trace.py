@@ -19,7 +19,12 @@ Per (experiment, method), over the seeds:
 - `re-runs min/median/max`: per seed, the evaluations whose phase is `replicate` (scheduled replicates and
   challengers' re-runs; peers have no phase and print `-`).
 
-    python3 tools/bench/robust_trace.py TRACE.jsonl [MORE.jsonl …] [--only PREFIX] [--draws 2000] [--seed 0]
+With `--hit X` a second table gives, per (experiment, method), in how many seeds an evaluated point's true regret
+fell below X (e.g. 0.5 on Easom: the needle's basin found), the median evaluation index (from 0) of the first such
+point, and, over those seeds, the median of the best true regret evaluated by the end (how far the basin was refined
+in the evaluations left).
+
+    python3 tools/bench/robust_trace.py TRACE.jsonl [MORE.jsonl …] [--only PREFIX] [--draws 2000] [--seed 0] [--hit X]
 
 Two traces of one method (e.g. two builds without `--label`) are refused rather than mixed: a run's evaluation index
 may appear once.
@@ -58,6 +63,7 @@ def main():
     ap.add_argument("--only", default="", help="experiments (problem/variant) starting with this")
     ap.add_argument("--draws", type=int, default=2000, help="redraws of the noise per seed (default 2000)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the redrawing (default 0)")
+    ap.add_argument("--hit", type=float, help="also tabulate when each run first evaluated a regret below this")
     args = ap.parse_args()
 
     runs = defaultdict(list)  # (experiment, method, seed) -> rows
@@ -101,6 +107,16 @@ def main():
               f"{statistics.median(evaluated):>14.4g} {statistics.median(observed):>13.4g} "
               f"{statistics.median(map(statistics.fmean, redrawn)):>10.4g} / "
               f"{statistics.median(map(statistics.median, redrawn)):<9.4g} {luck:>5.2f} {rerun_text:>12}")
+
+    if args.hit is not None:
+        print(f"\n{'experiment':32} {'method':22} {'seeds':>5} {'below ' + format(args.hit, 'g'):>10} "
+              f"{'first index':>11} {'their best':>10}")
+        for (exp, method), seeds in sorted(groups.items()):
+            firsts = [next((r["index"] for r in rows if r["regret"] < args.hit), None) for rows in seeds]
+            hit = [(first, min(r["regret"] for r in rows)) for first, rows in zip(firsts, seeds) if first is not None]
+            first_text = f"{statistics.median(f for f, _ in hit):g}" if hit else "-"
+            best_text = f"{statistics.median(b for _, b in hit):.4g}" if hit else "-"
+            print(f"{exp:32} {method:22} {len(seeds):>5} {len(hit):>10} {first_text:>11} {best_text:>10}")
 
 
 if __name__ == "__main__":
