@@ -3,9 +3,9 @@
 not print: for each method, the median final regret of the best observed point (`runs[].y[-1]`), the median true
 regret of the recommended point (`runs[].recommended`, noisy variants), in how many runs the recommendation was
 better / worse than the best observed point, and in how many the final regret is below `--basin` (e.g. 0.5 on
-Easom: the needle's basin reached) with those runs' median (how precisely the basin was refined). With `--compare OTHER.json` it prints instead, per file pair, how many runs'
-curves (`y`, matched by experiment, method and seed) differ: 0 means the two files hold the same trajectories and
-only `recommended` can differ.
+Easom: the needle's basin reached) with those runs' median (how precisely the basin was refined). With
+`--compare OTHER.json` it prints instead, per file pair, how many runs' curves (`y`, matched by experiment, method
+and seed) differ: 0 means the two files hold the same trajectories and only `recommended` can differ.
 
     python3 tools/bench/robust_finals.py FILE.json [--only PREFIX] [--basin 0.5] [--compare OTHER.json]
 """
