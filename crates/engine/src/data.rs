@@ -2,6 +2,8 @@
 //! encoded form ([`Dataset`]) that policies work on. Engine values are always maximised: the study flips the sign
 //! of minimised objectives on the way in and out.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::space::Assignments;
@@ -47,6 +49,13 @@ pub struct ObservationRecord {
     pub cost: Option<f64>,
     /// The run failed (no value).
     pub failed: bool,
+    /// Values of the study's objectives (with `objectives`) and outcome constraints, by name; the single
+    /// objective's may come here or in `value`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub values: BTreeMap<String, f64>,
+    /// Known standard deviations of some of `values`, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub values_stddev: BTreeMap<String, f64>,
     /// Control set played (seed 000), from the suggestion or the observation; noise level used (seed 003);
     /// indirect query `a` whose aggregate was observed (seed 001). (`expected_cost` is a suggestion's.)
     #[serde(flatten)]
@@ -100,8 +109,14 @@ pub struct Dataset {
     pub d: usize,
     /// Successful observations' points, `n × d` row-major.
     pub x: Vec<f64>,
-    /// Their values (maximised).
+    /// Their values (maximised; the first objective's when there are several).
     pub y: Vec<f64>,
+    /// Studies with several objectives or outcome constraints: each successful observation's metrics in the
+    /// engine's form (objectives maximised, then the constraints' slacks, ≥ 0 feasible; [`crate::objective::Outcomes`]),
+    /// row-aligned with `y`; empty otherwise.
+    pub metrics: Vec<Vec<f64>>,
+    /// Known noise variance of each metric of each row (`values_stddev`), row-aligned with `metrics`.
+    pub metric_noise: Vec<Vec<Option<f64>>>,
     /// Known noise variance of each value (raw units), if reported.
     pub noise_var: Vec<Option<f64>>,
     /// Observed cost of each successful observation.
@@ -141,6 +156,24 @@ impl Dataset {
     pub fn gp_data(&self) -> crate::gp::Data {
         let noise = self.declares_noise().then(|| self.noise_var.iter().map(|v| v.unwrap_or(0.0)).collect());
         crate::gp::Data { d: self.d, x: self.x.clone(), y: self.y.clone(), noise_var: noise }
+    }
+
+    /// Whether row `i` satisfies every outcome constraint as observed (true without constraints); `n_objectives`
+    /// metrics come first in a row of `metrics`.
+    pub fn observed_feasible(&self, i: usize, n_objectives: usize) -> bool {
+        self.metrics.get(i).is_none_or(|m| m[n_objectives..].iter().all(|&s| s >= 0.0))
+    }
+
+    /// The dataset of metric `k` (its engine values and known noise) at the same points ([`Dataset::metrics`]).
+    pub fn metric(&self, k: usize) -> Dataset {
+        let y = self.metrics.iter().map(|m| m[k]).collect();
+        let noise = self.metric_noise.iter().map(|m| m[k]).collect();
+        self.with_values(y, noise)
+    }
+
+    /// This dataset with `y` (and its known noise) replaced: a model of another quantity at the same points.
+    pub fn with_values(&self, y: Vec<f64>, noise_var: Vec<Option<f64>>) -> Dataset {
+        Dataset { y, noise_var, ..self.clone() }
     }
 
     /// Index of the largest value.

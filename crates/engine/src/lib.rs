@@ -57,6 +57,7 @@ pub mod linalg;
 pub mod objective;
 pub mod optim;
 pub mod policy;
+pub mod polytope;
 pub mod problem;
 pub mod quasi_newton;
 pub mod sampling;

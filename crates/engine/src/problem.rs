@@ -10,7 +10,8 @@ use crate::blocks::control_sets::{ControlSetSpec, ControlSets};
 use crate::blocks::indirect::{IndirectProblem, IndirectSpec};
 use crate::blocks::measurement::{self, CandidatesSpec, CostModelSpec, LevelSetSpec, Measurement, NoiseLevelSpec};
 use crate::error::FieldError;
-pub use crate::objective::{Goal, Objective};
+pub use crate::objective::{ConstraintOp, ConstraintSpec, Goal, Objective, ObjectiveSpec, Outcomes};
+pub use crate::polytope::{LinearOp, ParameterConstraintSpec, Polytope};
 use crate::space::{ParameterSpec, Role, Space};
 
 /// Algorithm selection as written in a study spec.
@@ -48,6 +49,16 @@ pub struct StudySpec {
     /// The objective (default: maximise `value`).
     #[serde(default)]
     pub objective: Objective,
+    /// Several objectives instead of one `objective`: the study looks for their Pareto front, and observations
+    /// report each in `values`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objectives: Option<Vec<ObjectiveSpec>>,
+    /// Outcome constraints: measured quantities (reported in `values`) that must stay on one side of a bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraints: Option<Vec<ConstraintSpec>>,
+    /// Linear constraints over numeric parameters that every suggestion satisfies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameter_constraints: Option<Vec<ParameterConstraintSpec>>,
     /// The algorithm (default `auto`).
     #[serde(default)]
     pub algorithm: AlgorithmSpec,
@@ -89,8 +100,12 @@ pub struct Problem {
     pub decision: Vec<usize>,
     /// Parameters observed after the run (role `context`).
     pub contexts: Vec<usize>,
-    /// Objective direction.
+    /// Objective direction (of the first objective when there are several).
     pub goal: Goal,
+    /// The objectives and outcome constraints.
+    pub outcomes: Outcomes,
+    /// The feasible set of `parameter_constraints`, if the study has any.
+    pub polytope: Option<Arc<Polytope>>,
     /// Candidate set, noise levels, cost model, level set (seed 003).
     pub measurement: Measurement,
     /// Validated `kernel.candidates` block.
@@ -149,19 +164,24 @@ impl Problem {
             }
             None => None,
         };
+        let outcomes = Outcomes::new(&spec.objective, spec.objectives.as_deref(), spec.constraints.as_deref())?;
+        let polytope = match &spec.parameter_constraints {
+            Some(c) => Some(Arc::new(Polytope::new(c, &space)?)),
+            None => None,
+        };
+        refuse_combinations(spec, &outcomes, !contexts.is_empty())?;
         let problem = Problem {
             space,
             decision,
             contexts,
-            goal: spec.objective.goal,
+            goal: outcomes.objectives[0].goal,
+            outcomes,
+            polytope,
             measurement,
             kernel_candidates,
             control_sets,
             indirect,
         };
-        if spec.objective.name.trim().is_empty() {
-            return Err(vec![FieldError::new("objective.name", "must not be empty")]);
-        }
         Ok(problem)
     }
     /// Index of the control set called `name`.
@@ -187,6 +207,41 @@ impl Problem {
         }
         x
     }
+}
+
+/// Refuses the structural blocks that several objectives, outcome constraints or parameter constraints do not
+/// combine with (`docs/algorithms.md`, "What combines with what"), naming the block.
+fn refuse_combinations(spec: &StudySpec, outcomes: &Outcomes, has_contexts: bool) -> Result<(), Vec<FieldError>> {
+    let blocks: [(&str, bool); 8] = [
+        ("control_sets", spec.control_sets.is_some()),
+        ("indirect", spec.indirect.is_some()),
+        ("kernel", spec.kernel.is_some()),
+        ("candidates", spec.candidates.is_some()),
+        ("noise_levels", spec.noise_levels.is_some()),
+        ("cost_model", spec.cost_model.is_some()),
+        ("level_set", spec.level_set.is_some()),
+        ("parameters", has_contexts),
+    ];
+    let mut errors = Vec::new();
+    for (what, present) in [
+        ("several objectives or outcome constraints", !outcomes.is_single()),
+        ("parameter_constraints", spec.parameter_constraints.is_some()),
+    ] {
+        if !present {
+            continue;
+        }
+        for (block, _) in blocks.iter().filter(|b| b.1) {
+            let message = if *block == "parameters" {
+                format!("context parameters (role 'context') cannot be combined with {what}")
+            } else {
+                format!("cannot be combined with {what}; remove one of them")
+            };
+            if !errors.iter().any(|e: &FieldError| e.field == *block) {
+                errors.push(FieldError::new(*block, message));
+            }
+        }
+    }
+    if errors.is_empty() { Ok(()) } else { Err(errors) }
 }
 
 /// Validates the seed-003 blocks (`candidates`, `noise_levels`, `cost_model`, `level_set`); errors name the field.

@@ -1,6 +1,8 @@
 //! The facade the server and the benchmarks call: a validated study spec ([`Study`]), observation validation,
 //! suggest / recommend / predict on a [`History`].
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::indirect::IndirectProblem;
@@ -74,6 +76,30 @@ pub struct Recommended {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+/// One point of the observed Pareto front of a study with several objectives.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ParetoPoint {
+    /// Index of the observation in the history's observations.
+    pub observation: usize,
+    /// Its assignments.
+    pub assignments: Assignments,
+    /// Its observed objectives and constraints.
+    pub values: BTreeMap<String, f64>,
+    /// The model's estimate of each objective there (absent when the model cannot be fitted).
+    pub predicted: BTreeMap<String, Prediction>,
+}
+
+/// The observed Pareto front: the feasible observations no other feasible observation dominates.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ParetoFront {
+    /// The front's points, in the order they were observed.
+    pub points: Vec<ParetoPoint>,
+    /// The hypervolume the front dominates above the reference point (in the objectives' units, multiplied).
+    pub hypervolume: f64,
+    /// The reference point: each objective's `threshold`, else inferred from the data (`docs/algorithms.md`).
+    pub reference_point: BTreeMap<String, f64>,
+}
+
 /// A validated study with its policy.
 #[derive(Debug)]
 pub struct Study {
@@ -111,9 +137,12 @@ impl Study {
 
     /// Checks an observation before it is stored; errors name the field (`value`, `assignments.x`, …).
     pub fn validate_observation(&self, obs: &ObservationRecord) -> Result<(), Vec<FieldError>> {
-        let mut errors = Vec::new();
+        let mut errors = self.validate_values(obs);
+        let outcomes = &self.problem.outcomes;
         match (obs.failed, obs.value) {
-            (false, None) => errors.push(FieldError::new("value", "required unless the observation is marked failed")),
+            (false, None) if !outcomes.listed && !obs.values.contains_key(&outcomes.objectives[0].name) => {
+                errors.push(FieldError::new("value", "required unless the observation is marked failed"))
+            }
             (_, Some(v)) if !v.is_finite() => errors.push(FieldError::new("value", "must be a finite number")),
             _ => {}
         }
@@ -154,6 +183,54 @@ impl Study {
         if errors.is_empty() { Ok(()) } else { Err(errors) }
     }
 
+    /// Checks `values` and `values_stddev` against the study's objectives and outcome constraints.
+    fn validate_values(&self, obs: &ObservationRecord) -> Vec<FieldError> {
+        let outcomes = &self.problem.outcomes;
+        let mut errors = Vec::new();
+        let known = |k: &str| outcomes.names().any(|n| n == k);
+        for (k, v) in &obs.values {
+            if !known(k) {
+                let names: Vec<&str> = outcomes.names().collect();
+                errors.push(FieldError::new(
+                    format!("values.{k}"),
+                    format!("not an objective or constraint of this study (it has {})", names.join(", ")),
+                ));
+            } else if !v.is_finite() {
+                errors.push(FieldError::new(format!("values.{k}"), "must be a finite number"));
+            }
+        }
+        for (k, s) in &obs.values_stddev {
+            if !known(k) {
+                errors.push(FieldError::new(
+                    format!("values_stddev.{k}"),
+                    "not an objective or constraint of this study",
+                ));
+            } else if !(s.is_finite() && *s >= 0.0) {
+                errors.push(FieldError::new(format!("values_stddev.{k}"), "must be a finite number ≥ 0"));
+            }
+        }
+        if outcomes.listed && obs.value.is_some() {
+            errors.push(FieldError::new("value", "this study has several objectives: report each in 'values'"));
+        }
+        if outcomes.listed && obs.value_stddev.is_some() {
+            errors.push(FieldError::new("value_stddev", "this study has several objectives: use 'values_stddev'"));
+        }
+        let single = &outcomes.objectives[0].name;
+        if !outcomes.listed && obs.value.is_some() && obs.values.contains_key(single) {
+            errors.push(FieldError::new(format!("values.{single}"), "the objective is given in 'value' already"));
+        }
+        if !obs.failed {
+            let missing = outcomes.names().filter(|n| !obs.values.contains_key(*n) && (outcomes.listed || n != single));
+            for name in missing {
+                errors.push(FieldError::new(
+                    format!("values.{name}"),
+                    "required unless the observation is marked failed (every objective and constraint)",
+                ));
+            }
+        }
+        errors
+    }
+
     /// Encodes the history (observations that no longer validate are skipped, never fatal).
     pub fn dataset(&self, history: &History) -> Dataset {
         let space = &self.problem.space;
@@ -169,11 +246,35 @@ impl Study {
             let Ok(x) = space.encode(&obs.assignments, "assignments") else { continue };
             ds.last_x.clone_from(&x);
             let level = obs.extras.noise_level.as_deref().and_then(|l| m.level_index(l));
-            match obs.value.filter(|v| v.is_finite() && !obs.failed) {
+            if !self.problem.outcomes.is_single() {
+                match self.metrics_of(obs) {
+                    Some((metrics, noise)) => {
+                        ds.x.extend_from_slice(&x);
+                        ds.y.push(metrics[0]);
+                        ds.noise_var.push(noise[0]);
+                        ds.cost.push(obs.cost);
+                        ds.extras.push(PointExtras::default());
+                        ds.metrics.push(metrics);
+                        ds.metric_noise.push(noise);
+                    }
+                    None => ds.failed_x.extend_from_slice(&x),
+                }
+                continue;
+            }
+            match obs
+                .value
+                .or_else(|| obs.values.get(&self.spec.objective.name).copied())
+                .filter(|v| v.is_finite() && !obs.failed)
+            {
                 Some(v) => {
                     ds.x.extend_from_slice(&x);
                     ds.y.push(sign * v);
-                    ds.noise_var.push(obs.value_stddev.map(|s| s * s).or(m.level_variance(level)));
+                    ds.noise_var.push(
+                        obs.value_stddev
+                            .or_else(|| obs.values_stddev.get(&self.spec.objective.name).copied())
+                            .map(|s| s * s)
+                            .or(m.level_variance(level)),
+                    );
                     ds.cost.push(obs.cost);
                     ds.extras.push(PointExtras {
                         control_set: obs.extras.control_set.as_deref().and_then(|n| self.problem.control_set_index(n)),
@@ -185,6 +286,34 @@ impl Study {
             }
         }
         ds
+    }
+
+    /// An observation's metrics in the engine's form (objectives maximised, constraints as slacks) and their known
+    /// noise variances, or `None` for a failed run or one missing a metric.
+    fn metrics_of(&self, obs: &ObservationRecord) -> Option<(Vec<f64>, Vec<Option<f64>>)> {
+        if obs.failed {
+            return None;
+        }
+        let outcomes = &self.problem.outcomes;
+        let mut metrics = Vec::with_capacity(outcomes.n_metrics());
+        let mut noise = Vec::with_capacity(outcomes.n_metrics());
+        for (k, name) in outcomes.names().enumerate() {
+            let in_value = k == 0 && !outcomes.listed;
+            let v = if in_value {
+                obs.value.or_else(|| obs.values.get(name).copied())
+            } else {
+                obs.values.get(name).copied()
+            };
+            let v = v.filter(|v| v.is_finite())?;
+            let s = if in_value {
+                obs.value_stddev.or_else(|| obs.values_stddev.get(name).copied())
+            } else {
+                obs.values_stddev.get(name).copied()
+            };
+            metrics.push(outcomes.engine_value(k, v));
+            noise.push(s.map(|s| s * s));
+        }
+        Some((metrics, noise))
     }
 
     /// The dataset of an indirect study: rows at the target centre (the target point is never observed), the
@@ -449,6 +578,134 @@ impl Study {
         let sign = self.problem.goal.sign();
         let out = self.with_context(history, None, |ctx| self.policy.predict(ctx, state, &xs))?;
         Ok(out.map(|v| v.into_iter().map(|(m, s)| Prediction { mean: sign * m, stddev: s }).collect()))
+    }
+
+    /// Whether an observation satisfies every outcome constraint as observed: `None` without constraints or for a
+    /// failed run.
+    pub fn observed_feasible(&self, obs: &ObservationRecord) -> Option<bool> {
+        let outcomes = &self.problem.outcomes;
+        if outcomes.constraints.is_empty() {
+            return None;
+        }
+        let (metrics, _) = self.metrics_of(obs)?;
+        Some(metrics[outcomes.objectives.len()..].iter().all(|&s| s >= 0.0))
+    }
+
+    /// The observed Pareto front of a study with several objectives (`None` for one objective, or before a feasible
+    /// observation), its hypervolume and reference point, and the model's estimates at its points.
+    pub fn pareto(&self, history: &History, state: &PolicyState) -> Result<Option<ParetoFront>> {
+        let outcomes = &self.problem.outcomes;
+        let k = outcomes.objectives.len();
+        if k < 2 {
+            return Ok(None);
+        }
+        let space = &self.problem.space;
+        let mut rows: Vec<(usize, Vec<f64>)> = Vec::new();
+        for (i, obs) in history.observations.iter().enumerate() {
+            if let (Some((m, _)), Ok(_)) = (self.metrics_of(obs), space.encode(&obs.assignments, "assignments"))
+                && m[k..].iter().all(|&s| s >= 0.0)
+            {
+                rows.push((i, m));
+            }
+        }
+        let objectives: Vec<Vec<f64>> = rows.iter().map(|(_, m)| m[..k].to_vec()).collect();
+        let front = policy::outcomes::pareto::non_dominated(&objectives);
+        if front.is_empty() {
+            return Ok(None);
+        }
+        let data = self.dataset(history);
+        let Some(reference) = policy::outcomes::reference_point(&self.problem, &data) else { return Ok(None) };
+        let front_objectives: Vec<Vec<f64>> = front.iter().map(|&j| objectives[j].clone()).collect();
+        let hypervolume = policy::outcomes::pareto::hypervolume(&front_objectives, &reference);
+        let xs: Vec<f64> = front
+            .iter()
+            .flat_map(|&j| {
+                space.encode(&history.observations[rows[j].0].assignments, "assignments").unwrap_or_default()
+            })
+            .collect();
+        let predicted = self.with_context(history, None, |ctx| self.policy.predict_metrics(ctx, state, &xs));
+        // The front stands on its own when the data defeat the model.
+        let predicted = match predicted {
+            Ok(p) => p,
+            Err(Error::Numerical(_)) => None,
+            Err(e) => return Err(e),
+        };
+        let points = front
+            .iter()
+            .enumerate()
+            .map(|(q, &j)| {
+                let obs = &history.observations[rows[j].0];
+                let predicted = predicted
+                    .as_ref()
+                    .map(|p| {
+                        outcomes
+                            .objectives
+                            .iter()
+                            .zip(&p[q])
+                            .map(|(o, &(m, s))| (o.name.clone(), Prediction { mean: o.goal.sign() * m, stddev: s }))
+                    })
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                ParetoPoint {
+                    observation: rows[j].0,
+                    assignments: space.decode_some(
+                        &space.encode(&obs.assignments, "assignments").unwrap_or_default(),
+                        &self.problem.decision,
+                    ),
+                    values: obs.values.clone(),
+                    predicted,
+                }
+            })
+            .collect();
+        let reference_point =
+            outcomes.objectives.iter().zip(&reference).map(|(o, r)| (o.name.clone(), o.goal.sign() * r)).collect();
+        Ok(Some(ParetoFront { points, hypervolume, reference_point }))
+    }
+
+    /// The posterior of every objective and outcome constraint (in their own units) at complete assignments, for
+    /// studies with several objectives or outcome constraints (`None` for the others, and before there is a model).
+    pub fn predict_outcomes(
+        &self,
+        history: &History,
+        state: &PolicyState,
+        points: &[Assignments],
+    ) -> Result<Option<Vec<BTreeMap<String, Prediction>>>> {
+        let outcomes = &self.problem.outcomes;
+        if outcomes.is_single() {
+            return Ok(None);
+        }
+        let space = &self.problem.space;
+        let mut xs = Vec::with_capacity(points.len() * space.dim());
+        for (i, p) in points.iter().enumerate() {
+            xs.extend(space.encode(p, &format!("points[{i}]")).map_err(Error::Invalid)?);
+        }
+        let out = self.with_context(history, None, |ctx| self.policy.predict_metrics(ctx, state, &xs))?;
+        let k = outcomes.objectives.len();
+        Ok(out.map(|rows| {
+            rows.into_iter()
+                .map(|row| {
+                    outcomes
+                        .names()
+                        .enumerate()
+                        .zip(row)
+                        .map(|((j, name), (m, s))| {
+                            let mean = match outcomes.objectives.get(j) {
+                                Some(o) => o.goal.sign() * m,
+                                None => {
+                                    let c = &outcomes.constraints[j - k];
+                                    match c.op {
+                                        crate::objective::ConstraintOp::AtMost => c.bound - m,
+                                        crate::objective::ConstraintOp::AtLeast => m + c.bound,
+                                    }
+                                }
+                            };
+                            (name.to_string(), Prediction { mean, stddev: s })
+                        })
+                        .collect()
+                })
+                .collect()
+        }))
     }
 
     /// Policy-specific status for the study resource.

@@ -13,7 +13,7 @@ pub(super) fn floored_sigma(gp: &Gp, var: f64) -> f64 {
 }
 
 /// Shared posterior evaluation with gradients of (μ, σ).
-fn mean_sigma_grad(gp: &Gp, x: &[f64], dmu: &mut [f64], dsigma: &mut [f64]) -> (f64, f64) {
+pub(super) fn mean_sigma_grad(gp: &Gp, x: &[f64], dmu: &mut [f64], dsigma: &mut [f64]) -> (f64, f64) {
     let (mu, var) = gp.posterior_with_grad(x, dmu, dsigma);
     let sigma = floored_sigma(gp, var);
     if var.sqrt() < sigma {

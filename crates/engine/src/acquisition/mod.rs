@@ -5,6 +5,7 @@
 //! GP's input by appending fixed samples of the others.
 
 mod analytic;
+mod constrained;
 pub mod context;
 mod expected;
 mod mes;
@@ -14,6 +15,7 @@ mod thompson;
 pub mod tv_dro;
 
 pub use analytic::{LogEi, Pi, Ucb};
+pub use constrained::{Constrained, Feasibility};
 pub use context::{Aggregate, ContextAcquisition, ContextUcb};
 pub use expected::{Expected, ExpectedUcb};
 pub(crate) use mes::log_term as mes_log_term;

@@ -6,6 +6,7 @@
 //! (`docs/bench/robust.md`, "Suggest latency").
 
 use crate::acquisition::Acquisition;
+use crate::polytope::Polytope;
 use crate::sampling::Sobol;
 use crate::space::{DimKind, Space};
 
@@ -238,6 +239,85 @@ pub fn maximize_over(acq: &dyn Acquisition, rows: &[f64]) -> Optimum {
         None => {
             Optimum { x: rows[..d.min(rows.len())].to_vec(), value: f64::NEG_INFINITY, evaluations: rows.len() / d }
         }
+    }
+}
+
+/// `maximise(acq)`, over `polytope` (a study's parameter constraints) when there is one: `acq` is scored through
+/// [`InPolytope`] and the optimum projected onto the polytope.
+pub fn in_polytope(
+    polytope: Option<&Polytope>,
+    acq: &dyn Acquisition,
+    maximise: impl FnOnce(&dyn Acquisition) -> Optimum,
+) -> Optimum {
+    match polytope {
+        None => maximise(acq),
+        Some(polytope) => {
+            let mut opt = maximise(&InPolytope { inner: acq, polytope });
+            polytope.project(&mut opt.x);
+            opt
+        }
+    }
+}
+
+/// Weight of the squared distance to the polytope that [`InPolytope`] subtracts, so that the optimiser's point
+/// stays near the feasible set it is evaluated on.
+const POLYTOPE_PENALTY: f64 = 10.0;
+
+/// `inner` evaluated at the Euclidean projection of the point onto `polytope` (linear parameter constraints),
+/// less [`POLYTOPE_PENALTY`] times the squared distance to it: every point the optimiser visits is scored as the
+/// feasible point it stands for, and [`Polytope::project`] of the optimum is the suggestion. The gradient is the
+/// inner one through the projection's Jacobian ([`Polytope::tangent`]) plus the penalty's.
+pub struct InPolytope<'a> {
+    /// The acquisition over the encoded space (of the polytope's dimension).
+    pub inner: &'a dyn Acquisition,
+    /// The feasible set.
+    pub polytope: &'a Polytope,
+}
+
+impl InPolytope<'_> {
+    fn projected(&self, xs: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let mut p = xs.to_vec();
+        let d = self.dim().max(1);
+        let penalties = p
+            .chunks_exact_mut(d)
+            .zip(xs.chunks_exact(d))
+            .map(|(q, x)| {
+                self.polytope.project(q);
+                POLYTOPE_PENALTY * q.iter().zip(x).map(|(a, b)| (a - b) * (a - b)).sum::<f64>()
+            })
+            .collect();
+        (p, penalties)
+    }
+}
+
+impl Acquisition for InPolytope<'_> {
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn value(&self, x: &[f64]) -> f64 {
+        let (p, pen) = self.projected(x);
+        self.inner.value(&p) - pen[0]
+    }
+
+    fn value_and_grad(&self, x: &[f64], grad: &mut [f64]) -> f64 {
+        let (p, pen) = self.projected(x);
+        let v = self.inner.value_and_grad(&p, grad);
+        self.polytope.tangent(x, &p, grad);
+        for ((g, a), b) in grad.iter_mut().zip(x).zip(&p) {
+            *g -= 2.0 * POLYTOPE_PENALTY * (a - b);
+        }
+        v - pen[0]
+    }
+
+    fn values(&self, xs: &[f64]) -> Vec<f64> {
+        let (p, pen) = self.projected(xs);
+        self.inner.values(&p).into_iter().zip(pen).map(|(v, q)| v - q).collect()
+    }
+
+    fn best_values(&self, xs: &[f64], keep: usize) -> Vec<f64> {
+        let (p, pen) = self.projected(xs);
+        self.inner.best_values(&p, keep).into_iter().zip(pen).map(|(v, q)| v - q).collect()
     }
 }
 

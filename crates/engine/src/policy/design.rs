@@ -21,6 +21,10 @@ pub fn initial_design_point(space: &Space, index: u64, study_seed: u64) -> Vec<f
 /// Candidate from a decision-space point; with a `candidates` block, the nearest candidate not yet run or pending.
 pub(crate) fn design_candidate(ctx: &Context<'_>, x: &[f64], phase: &str) -> Candidate {
     let mut x = ctx.problem.lift(x);
+    // Parameter constraints: the nearest feasible point (studies with them have decision parameters only).
+    if let Some(polytope) = &ctx.problem.polytope {
+        polytope.project(&mut x);
+    }
     if let Some(set) = &ctx.problem.measurement.candidates {
         let ddims = ctx.space().dims_of_params(&ctx.problem.decision);
         let d = ctx.space().dim().max(1);

@@ -13,6 +13,7 @@ pub mod indirect;
 pub mod kernel_candidates;
 pub mod measurement;
 mod model;
+pub mod outcomes;
 pub mod plain;
 pub mod registry;
 mod replicates;
@@ -158,6 +159,31 @@ pub trait Policy: Send + Sync + std::fmt::Debug {
     /// Posterior mean and standard deviation of the objective (maximisation sign) at full encoded points.
     fn predict(&self, ctx: &Context<'_>, state: &PolicyState, xs: &[f64]) -> Result<Option<Vec<(f64, f64)>>> {
         model::predict_default(ctx, state, xs, &self.model_options())
+    }
+
+    /// Posterior mean and standard deviation of every metric (objectives maximised, then the constraints' slacks;
+    /// [`crate::objective::Outcomes`]) at full encoded points: one row of metrics per point. Policies of one
+    /// unconstrained objective answer with that objective alone.
+    fn predict_metrics(
+        &self,
+        ctx: &Context<'_>,
+        state: &PolicyState,
+        xs: &[f64],
+    ) -> Result<Option<Vec<Vec<(f64, f64)>>>> {
+        if ctx.problem.outcomes.is_single() {
+            return Ok(self.predict(ctx, state, xs)?.map(|p| p.into_iter().map(|m| vec![m]).collect()));
+        }
+        // Policies without models of their own (random, sobol) on outcome studies: a fresh standard model per metric.
+        let options = model::ModelOptions { output_warping: Some(model::OutputWarping::None), ..Default::default() };
+        let n_metrics = ctx.problem.outcomes.n_metrics();
+        let mut rows = vec![Vec::with_capacity(n_metrics); xs.len() / ctx.space().dim().max(1)];
+        for k in 0..n_metrics {
+            let data = ctx.data.metric(k);
+            let sub = Context { data: &data, ..*ctx };
+            let Some(p) = model::predict_default(&sub, &PolicyState::default(), xs, &options)? else { return Ok(None) };
+            rows.iter_mut().zip(p).for_each(|(r, m)| r.push(m));
+        }
+        Ok(Some(rows))
     }
 
     /// The options of the standard surrogate (kernel, fixed hyperparameters) that the default `recommend` and

@@ -476,7 +476,9 @@ pub(crate) fn recommend_by_mean(
             let lengthscales = gp.kernel().lengthscales(&gp.hyperparameters().theta);
             let half_width: Vec<f64> =
                 ddims.iter().map(|&j| RECOMMEND_RADIUS * lengthscales[j].min(LENGTHSCALE_CAP)).collect();
-            maximize_near(&mean, &dspace, &starts, &half_width, 100)
+            crate::optim::in_polytope(problem.polytope.as_deref(), &mean, |acq| {
+                maximize_near(acq, &dspace, &starts, &half_width, 100)
+            })
         }
     };
     // An observed point whose value replicates or declared noise show to be partly structure the model smooths

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::Policy;
-use super::{contexts, control_sets, indirect, kernel_candidates, measurement, plain};
+use super::{contexts, control_sets, indirect, kernel_candidates, measurement, outcomes, plain};
 use crate::error::FieldError;
 use crate::problem::{AlgorithmSpec, Problem};
 
@@ -25,12 +25,16 @@ pub enum Family {
     Measurement,
     /// `kernel` candidates (seed 004).
     KernelCandidates,
+    /// Several objectives or outcome constraints.
+    Outcomes,
 }
 
 impl Family {
     /// The family whose block `problem` has (the first that applies, in this order), which `auto` chooses from.
     pub fn of(problem: &Problem) -> Self {
-        if problem.control_sets.is_some() {
+        if !problem.outcomes.is_single() {
+            Family::Outcomes
+        } else if problem.control_sets.is_some() {
             Family::ControlSets
         } else if problem.indirect.is_some() {
             Family::Indirect
@@ -84,6 +88,10 @@ fn no_tree(p: &Problem) -> bool {
     !has_tree(p)
 }
 
+fn several_objectives(p: &Problem) -> bool {
+    p.outcomes.objectives.len() > 1
+}
+
 /// Every algorithm `build` accepts, besides `auto`, in the order error messages list them.
 pub const REGISTRY: &[Algorithm] = &[
     entry("random", Family::Plain, plain::build),
@@ -113,6 +121,8 @@ pub const REGISTRY: &[Algorithm] = &[
     entry("ucb-cvs", Family::ControlSets, control_sets::build),
     auto(entry("cmes", Family::Indirect, indirect::build), no_tree),
     auto(entry("cmets", Family::Indirect, indirect::build), has_tree),
+    auto(entry("gp-parego", Family::Outcomes, outcomes::build), several_objectives),
+    auto(entry("gp-cei", Family::Outcomes, outcomes::build), always),
 ];
 
 /// The names of `family`'s algorithms, comma-separated (for error messages).
@@ -136,6 +146,17 @@ pub fn build(spec: &AlgorithmSpec, problem: &Problem) -> Result<Box<dyn Policy>,
         return Err(vec![FieldError::new(
             "algorithm.name",
             format!("'{name}' cannot choose control sets; use 'auto' or one of {}", names_of(Family::ControlSets)),
+        )]);
+    }
+    let model_free = matches!(name, "random" | "sobol");
+    if !problem.outcomes.is_single() && !model_free && algorithm.is_some_and(|a| a.family != Family::Outcomes) {
+        return Err(vec![FieldError::new(
+            "algorithm.name",
+            format!(
+                "'{name}' optimises one objective without outcome constraints; use 'auto', one of {}, 'random' or \
+                 'sobol'",
+                names_of(Family::Outcomes)
+            ),
         )]);
     }
     if problem.measurement.candidates.is_some() && algorithm.is_some_and(|a| !a.finite_domain) {
@@ -173,8 +194,14 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), REGISTRY.len());
-        for family in [Family::Plain, Family::ControlSets, Family::Contexts, Family::Indirect, Family::KernelCandidates]
-        {
+        for family in [
+            Family::Plain,
+            Family::ControlSets,
+            Family::Contexts,
+            Family::Indirect,
+            Family::KernelCandidates,
+            Family::Outcomes,
+        ] {
             assert!(REGISTRY.iter().any(|a| a.family == family && a.auto.is_some()), "{family:?}");
         }
     }

@@ -34,6 +34,7 @@ fn cases() -> Vec<(String, Value)> {
         ("auto/kernel", Family::KernelCandidates),
         ("auto/control_sets", Family::ControlSets),
         ("auto/indirect", Family::Indirect),
+        ("auto/outcomes", Family::Outcomes),
     ] {
         out.push((label.to_string(), spec("auto", fam)));
     }
@@ -62,6 +63,20 @@ fn spec(algorithm: &str, fam: Family) -> Value {
             "algorithm": {"name": algorithm, "options": if matches!(algorithm, "random" | "sobol" | "auto") {
                 json!({}) } else { json!({"initial_design": 4, "raw_samples": 256, "restarts": 4}) }},
             "seed": 17
+        }),
+        Family::Outcomes => json!({
+            "parameters": [
+                {"name": "a", "type": "float", "low": 0, "high": 1},
+                {"name": "b", "type": "float", "low": 0, "high": 2},
+                {"name": "t", "type": "float", "low": -5, "high": 10}
+            ],
+            "objectives": if algorithm == "gp-cei" { Value::Null } else {
+                json!([{"name": "f1"}, {"name": "f2", "goal": "minimize", "threshold": 3.0}]) },
+            "objective": if algorithm == "gp-cei" { json!({"name": "f1"}) } else { json!({"name": "value"}) },
+            "constraints": [{"name": "load", "op": "<=", "bound": 0.7}],
+            "parameter_constraints": [{"terms": {"a": 1, "b": 0.5}, "op": "<=", "bound": 1.2}],
+            "algorithm": {"name": algorithm, "options": options(json!({"initial_design": 4, "raw_samples": 256, "restarts": 4}))},
+            "seed": 13
         }),
         Family::Contexts => json!({
             "parameters": [
@@ -171,7 +186,7 @@ fn record(label: &str, spec: &Value) -> Value {
     let mut state = PolicyState::default();
     let mut rounds = Vec::new();
     let (n_rounds, count) = match fam {
-        Family::Plain => (6, 2),
+        Family::Plain | Family::Outcomes => (6, 2),
         _ => (7, 1),
     };
     for round in 0..n_rounds {
@@ -202,9 +217,22 @@ fn record(label: &str, spec: &Value) -> Value {
                 _ => objective(&space.encode(&assignments, "a").expect("own assignments encode")),
             };
             let failed = fam == Family::Plain && round == 3 && k == 0;
+            // Outcome studies: a load of the point, and a second objective when there are several.
+            let mut values = std::collections::BTreeMap::new();
+            let mut value = Some(value);
+            if fam == Family::Outcomes {
+                let u = space.encode(&assignments, "a").expect("own assignments encode");
+                values.insert("load".to_string(), u.iter().sum::<f64>() / u.len() as f64);
+                if study.problem().outcomes.objectives.len() > 1 {
+                    let reversed: Vec<f64> = u.iter().rev().copied().collect();
+                    values.insert("f1".to_string(), value.take().expect("a value"));
+                    values.insert("f2".to_string(), objective(&reversed));
+                }
+            }
             history.observations.push(ObservationRecord {
                 assignments: if fam == Family::Indirect { Map::new() } else { assignments },
-                value: (!failed).then_some(value),
+                value: value.filter(|_| !failed),
+                values,
                 failed,
                 cost: s.extras.control_set.as_ref().map(|_| 0.05 + 0.01 * round as f64),
                 extras: PointExtras { expected_cost: None, ..s.extras.clone() },
@@ -215,13 +243,20 @@ fn record(label: &str, spec: &Value) -> Value {
     let recommended = study.recommend(&history, &state).unwrap_or_else(|e| panic!("{label}: recommend: {e}"));
     let points: Vec<Assignments> = [0.15, 0.5, 0.85].iter().map(|&u| at(&study, u)).collect();
     let predicted = study.predict(&history, &state, &points).unwrap_or_else(|e| panic!("{label}: predict: {e}"));
-    without_timings(json!({
+    let mut out = json!({
         "algorithm": study.algorithm(),
         "suggestions": rounds,
         "recommended": serde_json::to_value(recommended).expect("serialises"),
         "predicted": serde_json::to_value(predicted).expect("serialises"),
         "status": study.describe(&state),
-    }))
+    });
+    if fam == Family::Outcomes {
+        let pareto = study.pareto(&history, &state).unwrap_or_else(|e| panic!("{label}: pareto: {e}"));
+        let outcomes = study.predict_outcomes(&history, &state, &points).unwrap_or_else(|e| panic!("{label}: {e}"));
+        out["pareto"] = serde_json::to_value(pareto).expect("serialises");
+        out["predicted_outcomes"] = serde_json::to_value(outcomes).expect("serialises");
+    }
+    without_timings(out)
 }
 
 /// The first path where `got` and `want` differ.

@@ -27,6 +27,7 @@ mod initial_design;
 mod local_steps;
 mod noisy_ei;
 mod options;
+mod outcomes;
 mod properties;
 mod recommendation;
 mod reference;

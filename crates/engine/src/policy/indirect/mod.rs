@@ -282,6 +282,8 @@ impl IndirectPolicy {
             decision: (0..ip.query_space.params().len()).collect(),
             contexts: Vec::new(),
             goal: ctx.problem.goal,
+            outcomes: ctx.problem.outcomes.clone(),
+            polytope: None,
             measurement: Default::default(),
             kernel_candidates: None,
             control_sets: None,

@@ -67,11 +67,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::acquisition::{
-    Acquisition, Expected, LogEi, LogNei, MaxValueSampler, Mes, Pi, ThompsonSample, Ucb, sample_max_values,
+    Acquisition, Constrained, Expected, Feasibility, LogEi, LogNei, MaxValueSampler, Mes, Pi, ThompsonSample, Ucb,
+    sample_max_values,
 };
 use crate::error::{FieldError, Result};
 use crate::gp::Gp;
-use crate::optim::{OptimConfig, Optimum, maximize, maximize_in_box, maximize_over};
+use crate::optim::{OptimConfig, Optimum, in_polytope, maximize, maximize_in_box, maximize_over};
 use crate::policy::model::{FittedModel, LENGTHSCALE_CAP, ModelOptions, OutputWarping, design_then_model, top_rows};
 use crate::policy::{Candidate, Context, Diagnostics, Policy, PolicyState, out_of_range, parse_options, replicates};
 use crate::sampling::{Sobol, derive_seed};
@@ -221,10 +222,7 @@ impl Policy for GpBo {
     }
 
     fn suggest(&self, ctx: &Context<'_>, state: &mut PolicyState, count: usize) -> Result<Vec<Candidate>> {
-        let n_init = self.initial_design(ctx.problem.decision.len());
-        design_then_model(ctx, state, count, n_init as u64, &self.options.model, |fitted, n| {
-            self.model_step(ctx, fitted, n, n_init)
-        })
+        self.suggest_with(ctx, state, count, || Ok(None))
     }
 
     fn model_options(&self) -> ModelOptions {
@@ -233,6 +231,25 @@ impl Policy for GpBo {
 }
 
 impl GpBo {
+    /// [`Policy::suggest`] with outcome constraints: `feasibility` gives the constraints' models once the initial
+    /// design is done (`None`: unconstrained). The acquisition is then LogEI over the best posterior mean among the
+    /// observations that satisfy every constraint, plus the log probability of feasibility ([`Constrained`]); while
+    /// none does, the log probability alone. Constrained calls use neither noisy EI nor replicates (not measured
+    /// with constraints).
+    pub(crate) fn suggest_with(
+        &self,
+        ctx: &Context<'_>,
+        state: &mut PolicyState,
+        count: usize,
+        feasibility: impl FnOnce() -> Result<Option<Feasibility>>,
+    ) -> Result<Vec<Candidate>> {
+        let n_init = self.initial_design(ctx.problem.decision.len());
+        design_then_model(ctx, state, count, n_init as u64, &self.options.model, |fitted, n| {
+            let feasibility = feasibility()?;
+            self.model_step(ctx, fitted, n, n_init, feasibility.as_ref())
+        })
+    }
+
     /// Model-based candidates: fantasise pending and failed points, then maximise the acquisition `count` times
     /// (`n_init`: the initial design's size, from which the local steps' cycle is counted).
     fn model_step(
@@ -241,18 +258,24 @@ impl GpBo {
         fitted: FittedModel,
         count: usize,
         n_init: usize,
+        feasibility: Option<&Feasibility>,
     ) -> Result<Vec<Candidate>> {
         let FittedModel { mut gp, refit, millis: fit_ms, warp, measurement } = fitted;
         let problem = ctx.problem;
         let d = problem.space.dim();
         let means = gp.posterior_batch(&ctx.data.x).0;
-        let mut incumbent = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        // The observation of largest posterior mean: the centre of the local steps' box.
-        let best_row = (0..means.len()).fold(0, |b, i| if means[i] > means[b] { i } else { b });
+        // Observations that satisfy every outcome constraint (all of them without constraints).
+        let n_objectives = problem.outcomes.objectives.len();
+        let feasible: Vec<usize> = (0..means.len()).filter(|&i| ctx.data.observed_feasible(i, n_objectives)).collect();
+        let mut incumbent = feasible.iter().map(|&i| means[i]).fold(f64::NEG_INFINITY, f64::max);
+        // The feasible observation of largest posterior mean: the centre of the local steps' box.
+        let best_row = feasible.iter().copied().reduce(|b, i| if means[i] > means[b] { i } else { b });
         for p in ctx.pending.chunks_exact(d).chain(ctx.data.failed_x.chunks_exact(d)) {
             let (m, _) = gp.posterior(p);
             let _ = gp.condition(p, m, measurement);
-            incumbent = incumbent.max(m);
+            if best_row.is_some() {
+                incumbent = incumbent.max(m);
+            }
         }
         let ddims = problem.space.dims_of_params(&problem.decision);
         let lengthscales = gp.kernel().lengthscales(&gp.hyperparameters().theta);
@@ -275,14 +298,17 @@ impl GpBo {
             .as_ref()
             .map(|c| c.x.chunks_exact(d.max(1)).flat_map(|r| ddims.iter().map(|&j| r[j])).collect());
         let first_index = (crate::policy::design::design_index(ctx) as usize).max(n_init) - n_init;
-        let centre: Option<Vec<f64>> = (cdims.is_empty() && finite.is_none() && ctx.data.n() > 0)
-            .then(|| ddims.iter().map(|&j| ctx.data.row(best_row)[j]).collect());
+        let centre: Option<Vec<f64>> = best_row
+            .filter(|_| cdims.is_empty() && finite.is_none())
+            .map(|row| ddims.iter().map(|&j| ctx.data.row(row)[j]).collect());
         // A posterior (mean, variance) in the objective's units.
         let raw = |mu: f64, var: f64| warp.map_or((mu, var.sqrt()), |w| w.unwarp(mu, var.sqrt()));
         let mut out = Vec::with_capacity(count);
-        let replicate = centre.as_ref().and_then(|_| {
-            self.replicate_due(ctx, &gp, (warp.as_ref(), measurement), (best_row, means[best_row]), first_index, n_init)
+        let replicate = best_row.filter(|_| centre.is_some() && feasibility.is_none()).and_then(|row| {
+            self.replicate_due(ctx, &gp, (warp.as_ref(), measurement), (row, means[row]), first_index, n_init)
         });
+        // A re-run keeps to the parameter constraints like any suggestion (an observation may lie outside them).
+        let replicate = replicate.filter(|x| problem.polytope.as_ref().is_none_or(|p| p.contains(x)));
         if let Some(x) = replicate {
             let (mu, var) = gp.posterior(&x);
             taken.extend(ddims.iter().map(|&j| x[j]));
@@ -336,9 +362,13 @@ impl GpBo {
                     .candidates
                     .as_ref()
                     .map_or(crate::blocks::measurement::DEFAULT_REPRESENTER_POINTS, |c| c.len());
-                let (acq, noisy_ei) = self.acquisition_for(&gp, incumbent, seed, domain_size)?;
-                let expected;
-                let inner: &dyn Acquisition = if cdims.is_empty() {
+                let (acq, noisy_ei) = self.acquisition_for(&gp, incumbent, seed, domain_size, feasibility.is_none())?;
+                let (constrained, expected);
+                let inner: &dyn Acquisition = if let Some(f) = feasibility {
+                    let objective = best_row.is_some().then_some(acq.as_ref());
+                    constrained = Constrained { inner: objective, feasibility: f, dim: gp.d() };
+                    &constrained
+                } else if cdims.is_empty() {
                     acq.as_ref()
                 } else {
                     expected = Expected::new(acq, ddims.clone(), cdims.clone(), context_samples.clone());
@@ -352,7 +382,9 @@ impl GpBo {
                 let local = local_box.as_ref().filter(|_| exhausted != Some(true)).and_then(|(lower, upper)| {
                     let others = Excluding { inner, excluded: &taken, radius: &radius };
                     let excluding = Excluding { inner: &others, excluded: &this_call, radius: &small };
-                    let opt = maximize_in_box(&excluding, &dspace, &self.optim_config(), seed, &starts, (lower, upper));
+                    let opt = in_polytope(problem.polytope.as_deref(), &excluding, |acq| {
+                        maximize_in_box(acq, &dspace, &self.optim_config(), seed, &starts, (lower, upper))
+                    });
                     if exhausted.is_none() {
                         exhausted = Some(opt.value < floor);
                     }
@@ -364,7 +396,9 @@ impl GpBo {
                     let rho = if wide { SEPARATION } else { call_rho };
                     separated_maximum(inner, balls, &scales, rho, |acq| match &finite {
                         Some(rows) => maximize_over(acq, rows),
-                        None => maximize(acq, &dspace, &self.optim_config(), seed, &starts),
+                        None => in_polytope(problem.polytope.as_deref(), acq, |acq| {
+                            maximize(acq, &dspace, &self.optim_config(), seed, &starts)
+                        }),
                     })
                 });
                 (opt, is_local, noisy_ei)
@@ -488,6 +522,7 @@ impl GpBo {
         incumbent: f64,
         seed: u64,
         domain_size: usize,
+        noisy_ei_allowed: bool,
     ) -> Result<(Box<dyn Acquisition + 'a>, bool)> {
         let beta = match self.options.beta_theoretical_scale {
             Some(a) => {
@@ -499,6 +534,7 @@ impl GpBo {
         };
         let mut rng = StdRng::seed_from_u64(seed);
         if self.acquisition == GpAcquisition::LogEi
+            && noisy_ei_allowed
             && self.options.noisy_ei_draws > 0
             && is_noisy(gp)
             && let Ok(draws) = gp.drawn_models(self.options.noisy_ei_draws, &mut rng)
