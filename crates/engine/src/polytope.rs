@@ -38,7 +38,7 @@ pub enum LinearOp {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ParameterConstraintSpec {
     /// Coefficient of each parameter (linear-scale `float` parameters of role `decision`).
-    #[cfg_attr(feature = "openapi", schema(value_type = Object, example = json!({"a": 1.0, "b": 1.0})))]
+    #[cfg_attr(feature = "openapi", schema(value_type = std::collections::HashMap<String, f64>, example = json!({"a": 1.0, "b": 1.0})))]
     pub terms: BTreeMap<String, f64>,
     /// `<=`, `>=` or `==`.
     pub op: LinearOp,
@@ -72,9 +72,10 @@ impl Row {
         if self.equality { r.abs() } else { r.max(0.0) }
     }
 
-    /// Projects `u` onto the row's hyperplane (equality) or half-space.
+    /// Projects `u` onto the row's hyperplane (equality) or its half-space tightened by [`INEQUALITY_MARGIN`], so
+    /// that a projected point satisfies an inequality strictly, also after decoding to the parameters' units.
     fn project(&self, u: &mut [f64]) {
-        let r = self.residual(u);
+        let r = self.residual(u) + if self.equality { 0.0 } else { INEQUALITY_MARGIN * self.scale };
         if self.equality || r > 0.0 {
             let t = r / self.norm2;
             u.iter_mut().zip(&self.a).for_each(|(x, a)| *x -= t * a);
@@ -91,6 +92,10 @@ pub struct Polytope {
 
 /// Largest violation (in units of a row's scale) a feasible point may have: the projection's own rounding.
 pub const FEASIBILITY_TOLERANCE: f64 = 1e-9;
+
+/// How far inside an inequality (in units of its row's scale) the projection puts a point: float rounding when the
+/// point is decoded stays on the feasible side.
+const INEQUALITY_MARGIN: f64 = 1e-12;
 
 /// Sweeps of Dykstra's algorithm at most per projection.
 const MAX_SWEEPS: usize = 5000;
@@ -196,7 +201,14 @@ impl Polytope {
 
     /// Replaces `u` by its Euclidean projection onto the polytope (within the unit cube), by Dykstra's algorithm.
     pub fn project(&self, u: &mut [f64]) {
-        if self.contains(u) {
+        let inside = |u: &[f64]| {
+            u.iter().all(|x| (0.0..=1.0).contains(x))
+                && self.rows.iter().all(|r| {
+                    let res = r.residual(u);
+                    if r.equality { res.abs() <= 1e-14 * r.scale } else { res <= 0.0 }
+                })
+        };
+        if inside(u) {
             return;
         }
         let d = self.d;
@@ -220,7 +232,7 @@ impl Polytope {
                     u[j] = y[j];
                 }
             }
-            if moved < 1e-15 || (moved < 1e-12 && self.contains(u)) {
+            if moved < 1e-15 || (moved < 1e-12 && inside(u)) {
                 break;
             }
         }
