@@ -2,6 +2,7 @@
 //! suggestion as stored, and the extras of a stored observation. Each state maps to the same lowercase string in the database and in JSON
 //! (`active`/`completed`/`archived`, `open`/`completed`/`abandoned`, `deleted`/`expired`).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -280,6 +281,16 @@ pub struct ObservationExtras {
     /// Indirect query whose aggregate was observed.
     #[serde(default, deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
     pub query: Option<Map<String, Value>>,
+    /// Values of the study's objectives and outcome constraints, by name.
+    #[serde(default, deserialize_with = "lenient_map", skip_serializing_if = "BTreeMap::is_empty")]
+    pub values: BTreeMap<String, f64>,
+    /// Known standard deviations of some of `values`.
+    #[serde(default, deserialize_with = "lenient_map", skip_serializing_if = "BTreeMap::is_empty")]
+    pub values_stddev: BTreeMap<String, f64>,
+    /// Whether the run satisfied every outcome constraint, as the study's constraints judged it when it was stored
+    /// (studies with `constraints`; absent for failed runs).
+    #[serde(default, deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub feasible: Option<bool>,
 }
 
 impl ObservationExtras {
@@ -292,6 +303,11 @@ impl ObservationExtras {
             expected_cost: None,
         }
     }
+}
+
+/// Reads a map of numbers, or an empty one when the stored value is null or of another shape.
+fn lenient_map<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::Error> {
+    Ok(serde_json::from_value(Value::deserialize(d)?).unwrap_or_default())
 }
 
 /// Reads an optional field as `T`, or as absent when the stored value is null or of another shape.

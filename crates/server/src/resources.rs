@@ -3,6 +3,8 @@
 //! document names them as before). The engine's `StudySpec` is flattened into the study resource, so study blocks
 //! added to the engine appear in the API without changes here.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use engine::StudySpec;
 use engine::study::Prediction;
@@ -240,7 +242,7 @@ pub struct CreateObservation {
     #[serde(default)]
     #[schema(value_type = Option<Object>, example = json!({"temperature": 61.2, "catalyst_ppm": 30, "stir_rpm": 400, "solvent": "ethanol"}))]
     pub assignments: Option<Map<String, Value>>,
-    /// Objective value (required unless `failed`).
+    /// Objective value (required unless `failed`, or given in `values`; absent in studies with `objectives`).
     #[serde(default)]
     #[schema(example = 0.74)]
     pub value: Option<f64>,
@@ -248,6 +250,14 @@ pub struct CreateObservation {
     #[serde(default)]
     #[schema(example = 0.01)]
     pub value_stddev: Option<f64>,
+    /// Values of the study's `objectives` and `constraints` by name (each required unless `failed`).
+    #[serde(default)]
+    #[schema(value_type = Option<HashMap<String, f64>>, example = json!({"purity": 0.995}))]
+    pub values: Option<BTreeMap<String, f64>>,
+    /// Known standard deviations of some of `values`, by name.
+    #[serde(default)]
+    #[schema(value_type = Option<HashMap<String, f64>>, example = json!({}))]
+    pub values_stddev: Option<BTreeMap<String, f64>>,
     /// Observed cost of the run.
     #[serde(default)]
     #[schema(example = 1.0)]
@@ -293,6 +303,19 @@ pub struct ObservationResource {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = 0.01)]
     pub value_stddev: Option<f64>,
+    /// Values of the study's objectives and outcome constraints, by name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    #[schema(value_type = HashMap<String, f64>)]
+    pub values: BTreeMap<String, f64>,
+    /// Known standard deviations of some of `values`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    #[schema(value_type = HashMap<String, f64>)]
+    pub values_stddev: BTreeMap<String, f64>,
+    /// Whether the run satisfied every outcome constraint (studies with `constraints`; absent for failed runs).
+    /// An infeasible run is a measurement; a failed one has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = true)]
+    pub feasible: Option<bool>,
     /// Observed cost.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = 1.0)]
@@ -352,13 +375,47 @@ pub struct RecommendedPoint {
     pub extra: Map<String, Value>,
 }
 
+/// One point of the observed Pareto front.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ParetoPoint {
+    /// The observation.
+    pub observation_id: Uuid,
+    /// Its assignments.
+    #[schema(value_type = Object, example = json!({"temperature": 61.2}))]
+    pub assignments: Map<String, Value>,
+    /// Its observed objectives and constraints.
+    #[schema(value_type = HashMap<String, f64>, example = json!({"yield": 0.8, "cost": 12.0}))]
+    pub values: BTreeMap<String, f64>,
+    /// The model's estimate of each objective there (empty when the model cannot be fitted).
+    #[schema(value_type = HashMap<String, Prediction>)]
+    pub predicted: BTreeMap<String, Prediction>,
+}
+
+/// The observed Pareto front of a study with several objectives.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ParetoFront {
+    /// The feasible observations no other feasible observation dominates, in the order observed.
+    pub points: Vec<ParetoPoint>,
+    /// Hypervolume the front dominates above the reference point.
+    #[schema(example = 0.42)]
+    pub hypervolume: f64,
+    /// The reference point: each objective's `threshold`, else inferred from the data.
+    #[schema(value_type = HashMap<String, f64>, example = json!({"yield": 0.1, "cost": 30.0}))]
+    pub reference_point: BTreeMap<String, f64>,
+}
+
 /// Response of `GET /v1/studies/{study_id}/best`.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct BestResponse {
-    /// Best observed point (null before the first successful observation).
+    /// Best observed point (null before the first successful observation; with outcome constraints the best
+    /// feasible one; null in studies with several objectives, see `pareto`).
     pub best_observed: Option<BestObserved>,
-    /// The model's recommendation (null before there is a model).
+    /// The model's recommendation (null before there is a model; with outcome constraints only a point the model
+    /// believes feasible, its probability in `extra.feasibility_probability`; null with several objectives).
     pub recommended: Option<RecommendedPoint>,
+    /// The observed Pareto front (studies with several objectives; null before a feasible observation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pareto: Option<ParetoFront>,
 }
 
 /// Response of `POST /v1/studies/{study_id}/pairs`.

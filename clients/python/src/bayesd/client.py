@@ -73,6 +73,8 @@ class Observation:
     value_stddev: Optional[float] = None
     metadata: Optional[JSON] = None
     created_at: str = ""
+    values: Dict[str, float] = field(default_factory=dict)
+    feasible: Optional[bool] = None
     raw: JSON = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -87,19 +89,28 @@ class Observation:
             value_stddev=d.get("value_stddev"),
             metadata=d.get("metadata"),
             created_at=d.get("created_at", ""),
+            values=dict(d.get("values") or {}),
+            feasible=d.get("feasible"),
             raw=d,
         )
 
 
 @dataclass(frozen=True)
 class Best:
-    """``GET …/best``: the best observation so far and the model's recommendation (each ``None`` until known)."""
+    """``GET …/best``: the best observation so far and the model's recommendation (each ``None`` until known).
+
+    Studies with several objectives have no single best: ``pareto`` lists the observed Pareto front (each point a
+    dict with ``observation_id``, ``assignments``, ``values`` and the model's ``predicted`` objectives) and
+    ``hypervolume`` the volume it dominates above ``reference_point``."""
 
     value: Optional[float]
     assignments: Optional[Assignments]
     observation_id: Optional[str]
     recommended: Optional[Assignments]
     recommended_prediction: Optional[Prediction]
+    pareto: List[JSON] = field(default_factory=list)
+    hypervolume: Optional[float] = None
+    reference_point: Dict[str, float] = field(default_factory=dict)
     raw: JSON = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -107,12 +118,16 @@ class Best:
         bo = d.get("best_observed") or {}
         rec = d.get("recommended") or {}
         p = rec.get("predicted")
+        front = d.get("pareto") or {}
         return cls(
             value=bo.get("value"),
             assignments=bo.get("assignments"),
             observation_id=bo.get("observation_id"),
             recommended=rec.get("assignments"),
             recommended_prediction=Prediction(p["mean"], p["stddev"]) if p else None,
+            pareto=list(front.get("points") or []),
+            hypervolume=front.get("hypervolume"),
+            reference_point=dict(front.get("reference_point") or {}),
             raw=d,
         )
 
@@ -200,6 +215,9 @@ class Client:
         *,
         objective: Optional[Union[str, Mapping[str, Any]]] = None,
         goal: Optional[str] = None,
+        objectives: Optional[Sequence[Mapping[str, Any]]] = None,
+        constraints: Optional[Sequence[Mapping[str, Any]]] = None,
+        parameter_constraints: Optional[Sequence[Mapping[str, Any]]] = None,
         algorithm: Optional[Union[str, Mapping[str, Any]]] = None,
         budget: Optional[Mapping[str, Any]] = None,
         seed: Optional[int] = None,
@@ -210,8 +228,11 @@ class Client:
         """``POST /v1/studies``. ``parameters`` as the API writes them, e.g. ``{"name": "x", "type": "float",
         "low": 0, "high": 1}`` (see also :func:`bayesd.float_param` and friends). ``objective`` is a name or
         ``{"name", "goal"}``; ``goal`` (``"maximize"``, the server's default, or ``"minimize"``) sets its goal;
-        ``algorithm`` a name or ``{"name", "options"}``. Further keyword arguments (structural blocks such as
-        ``control_sets``) are sent as they are."""
+        ``algorithm`` a name or ``{"name", "options"}``. ``objectives`` instead of ``objective`` for several
+        (``[{"name": "yield"}, {"name": "cost", "goal": "minimize", "threshold": 10}]``); ``constraints`` on
+        measured outcomes (``[{"name": "purity", "op": ">=", "bound": 0.99}]``); ``parameter_constraints`` linear in
+        the parameters (``[{"terms": {"a": 1, "b": 1}, "op": "<=", "bound": 1}]``, ``op`` also ``==``). Further
+        keyword arguments (structural blocks such as ``control_sets``) are sent as they are."""
         body: JSON = {"name": name, "parameters": [dict(p) for p in parameters]}
         if objective is not None or goal is not None:
             obj: JSON = {"name": objective} if isinstance(objective, str) else dict(objective or {})
@@ -219,6 +240,13 @@ class Client:
                 obj["goal"] = goal
             obj.setdefault("name", "value")
             body["objective"] = obj
+        for k, blocks in (
+            ("objectives", objectives),
+            ("constraints", constraints),
+            ("parameter_constraints", parameter_constraints),
+        ):
+            if blocks is not None:
+                body[k] = [dict(b) for b in blocks]
         if algorithm is not None:
             body["algorithm"] = {"name": algorithm} if isinstance(algorithm, str) else dict(algorithm)
         for k, v in (("budget", budget), ("seed", seed), ("suggestion_ttl", suggestion_ttl)):
@@ -331,6 +359,8 @@ class Study:
         failed: bool,
         metadata: Optional[Mapping[str, Any]],
         extra: Mapping[str, Any],
+        values: Optional[Mapping[str, float]] = None,
+        values_stddev: Optional[Mapping[str, float]] = None,
     ) -> JSON:
         body: JSON = {}
         sid = _suggestion_id(suggestion)
@@ -342,8 +372,12 @@ class Study:
             body["failed"] = True
         if value is not None:
             body["value"] = float(value)
-        elif not failed:
-            raise ValueError("observe needs a value unless failed=True")
+        elif not failed and not values:
+            raise ValueError("observe needs a value (or values) unless failed=True")
+        if values:
+            body["values"] = {k: float(v) for k, v in values.items()}
+        if values_stddev:
+            body["values_stddev"] = {k: float(v) for k, v in values_stddev.items()}
         for k, v in (("cost", cost), ("value_stddev", value_stddev)):
             if v is not None:
                 body[k] = float(v)
@@ -363,6 +397,8 @@ class Study:
         value_stddev: Optional[float] = None,
         failed: bool = False,
         metadata: Optional[Mapping[str, Any]] = None,
+        values: Optional[Mapping[str, float]] = None,
+        values_stddev: Optional[Mapping[str, float]] = None,
         idempotency_key: Optional[str] = None,
         **extra: Any,
     ) -> Observation:
@@ -370,7 +406,9 @@ class Study:
         ``None`` for a run the server did not suggest (then give every parameter in ``assignments``).
         ``assignments`` override the suggestion's (what actually happened); ``context`` gives the context
         parameters' values when the environment set them; ``failed=True`` records a failed run (no value);
-        ``cost``, ``value_stddev`` and ``metadata`` as the API defines them. Retried with one key: stored once."""
+        ``values`` gives each objective and outcome constraint by name (studies with ``objectives`` or
+        ``constraints``), ``values_stddev`` known standard deviations of some; ``cost``, ``value_stddev`` and
+        ``metadata`` as the API defines them. Retried with one key: stored once."""
         body = self._observation_body(
             suggestion,
             value,
@@ -381,6 +419,8 @@ class Study:
             failed=failed,
             metadata=metadata,
             extra=extra,
+            values=values,
+            values_stddev=values_stddev,
         )
         return Observation.from_json(self.client._write("POST", f"{self._path}/observations", body, idempotency_key))
 
@@ -403,10 +443,23 @@ class Study:
         return Best.from_json(self.client._get(f"{self._path}/best"))
 
     def predict(self, points: Sequence[Mapping[str, Any]]) -> List[Prediction]:
-        """``POST …/predict``: the posterior at each point (complete assignments), in order."""
+        """``POST …/predict``: the posterior at each point (complete assignments), in order (of the first
+        objective in a study with several; see :meth:`predict_outcomes`)."""
         body = {"points": [dict(p) for p in points]}
         out = self.client._write("POST", f"{self._path}/predict", body)
         return [Prediction(p["mean"], p["stddev"]) for p in out["predictions"]]
+
+    def predict_outcomes(self, points: Sequence[Mapping[str, Any]]) -> List[Dict[str, Prediction]]:
+        """``POST …/predict`` in a study with several objectives or outcome constraints: the posterior of each
+        of them by name at each point."""
+        body = {"points": [dict(p) for p in points]}
+        out = self.client._write("POST", f"{self._path}/predict", body)
+        return [{k: Prediction(p["mean"], p["stddev"]) for k, p in row.items()} for row in out.get("outcomes") or []]
+
+    def _outcome_names(self) -> List[str]:
+        """The names of the study's objectives (with ``objectives``) and outcome constraints."""
+        listed = [o["name"] for o in self.data.get("objectives") or []]
+        return listed + [c["name"] for c in self.data.get("constraints") or []]
 
     def observation(self, observation_id: str) -> Observation:
         """``GET …/observations/{id}``."""
@@ -453,7 +506,9 @@ class Study:
         """Runs ``n`` rounds of suggest → ``fn(assignments)`` → observe, then returns :meth:`best`.
 
         ``fn`` returns the value, or a dict with ``value`` and optionally ``cost``, ``value_stddev``,
-        ``metadata``. When ``fn`` raises, the run is recorded as failed (``metadata.error`` holds the exception)
+        ``metadata``. In a study with several objectives or outcome constraints it returns a dict of them by name
+        (``{"yield": 0.8, "cost": 12}``, optionally with ``cost`` and ``metadata``), or a dict with ``values``;
+        a non-finite one makes the run failed. When ``fn`` raises, the run is recorded as failed (``metadata.error`` holds the exception)
         if ``catch`` is true; otherwise the suggestion is abandoned and the exception propagates. A non-finite
         value is recorded as a failed run. Stops early when the study's budget is spent. ``callback(i, suggestion,
         observation)`` is called after each round."""
@@ -476,13 +531,19 @@ class Study:
                 obs = self.observe(s, failed=True, metadata={"error": f"{type(e).__name__}: {e}"})
             else:
                 kw: Dict[str, Any] = dict(result) if isinstance(result, Mapping) else {"value": result}
+                names = self._outcome_names()
+                if names and "values" not in kw:
+                    kw["values"] = {k: kw.pop(k) for k in list(kw) if k in names}
                 value = kw.pop("value", None)
-                if value is None or not math.isfinite(float(value)):
-                    meta = dict(kw.pop("metadata", None) or {})
-                    meta.setdefault("error", f"non-finite value {value!r}")
-                    obs = self.observe(s, failed=True, metadata=meta, **kw)
+                values = dict(kw.pop("values", None) or {})
+                numbers = list(values.values()) + ([] if value is None else [value])
+                if numbers and all(math.isfinite(float(v)) for v in numbers):
+                    obs = self.observe(s, None if value is None else float(value), values=values or None, **kw)
                 else:
-                    obs = self.observe(s, float(value), **kw)
+                    meta = dict(kw.pop("metadata", None) or {})
+                    what = f"non-finite values {values!r}" if values else f"non-finite value {value!r}"
+                    meta.setdefault("error", what)
+                    obs = self.observe(s, failed=True, metadata=meta, **kw)
             if callback is not None:
                 callback(i, s, obs)
         return self.best()

@@ -3,8 +3,9 @@
 //! validation path; its errors are renamed from `observations[i].assignments.x` to the CSV's `rows[i].x`.
 //!
 //! - Columns: `id, seq, suggestion_id, created_at, <one per parameter>, value, value_stddev, cost, failed,
-//!   control_set, noise_level, metadata`, in any order. Every parameter column and `value` are required; the others
-//!   may be left out. `id`, `seq`, `suggestion_id` and `created_at` are ignored: the import stores new observations
+//!   control_set, noise_level, metadata`, then, in studies with several objectives or outcome constraints,
+//!   `values.<name>` and `values_stddev.<name>` for each of them; in any order. Every parameter column is required,
+//!   and `value` (one objective) or each `values.<name>` column; the others may be left out. `id`, `seq`, `suggestion_id` and `created_at` are ignored: the import stores new observations
 //!   in row order, not tied to suggestions (an export's suggestion ids belong to its own study). A header that is
 //!   exactly the export's is read by position, so a parameter named like another column (`value`) still imports.
 //!   The export has no `query` column, so observations of indirect studies are imported as JSON.
@@ -42,6 +43,17 @@ enum Column {
     ControlSet,
     NoiseLevel,
     Metadata,
+    /// `values.<name>` of metric k.
+    Metric(usize),
+    /// `values_stddev.<name>` of metric k.
+    MetricStddev(usize),
+}
+
+/// The metric columns of `engine`'s study: its objectives and outcome constraints when it has several objectives
+/// or constraints (each a `values.<name>` and a `values_stddev.<name>` column), else none.
+pub fn metric_columns(engine: &engine::Study) -> Vec<String> {
+    let outcomes = &engine.problem().outcomes;
+    if outcomes.is_single() { Vec::new() } else { outcomes.names().map(str::to_string).collect() }
 }
 
 impl Column {
@@ -62,12 +74,16 @@ impl Column {
 
 /// The observations of a CSV body for a study with `parameters`: 1–1000 rows, or a 422 naming the columns and
 /// cells at fault (400 for a body that is not CSV at all).
-pub fn parse(body: &[u8], parameters: &[ParameterSpec]) -> Result<Vec<CreateObservation>, ApiError> {
+pub fn parse(
+    body: &[u8],
+    parameters: &[ParameterSpec],
+    metrics: &[String],
+) -> Result<Vec<CreateObservation>, ApiError> {
     let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
     let mut reader = ReaderBuilder::new().has_headers(true).from_reader(body);
     let header = reader.byte_headers().map_err(|e| ApiError::bad_request(format!("the body is not CSV: {e}")))?;
     let names = header_names(header)?;
-    let columns = columns(&names, parameters)?;
+    let columns = columns(&names, parameters, metrics)?;
     let mut rows = Vec::new();
     let mut errors = Vec::new();
     for (i, record) in reader.byte_records().enumerate() {
@@ -87,7 +103,7 @@ pub fn parse(body: &[u8], parameters: &[ParameterSpec]) -> Result<Vec<CreateObse
                 _ => return Err(ApiError::bad_request(format!("the body is not CSV: {e}"))),
             },
         };
-        rows.push(row(i, &record, &names, &columns, parameters, &mut errors));
+        rows.push(row(i, &record, &names, &columns, (parameters, metrics), &mut errors));
         if errors.len() >= MAX_ERRORS {
             break;
         }
@@ -128,13 +144,26 @@ fn header_names(header: &ByteRecord) -> Result<Vec<String>, ApiError> {
 }
 
 /// What each column holds: by position when the header is exactly the export's, else by name.
-fn columns(names: &[String], parameters: &[ParameterSpec]) -> Result<Vec<Column>, ApiError> {
+fn columns(names: &[String], parameters: &[ParameterSpec], metrics: &[String]) -> Result<Vec<Column>, ApiError> {
+    let metric_names: Vec<String> = ["values", "values_stddev"]
+        .iter()
+        .flat_map(|prefix| metrics.iter().map(move |m| format!("{prefix}.{m}")))
+        .collect();
     let export: Vec<&str> = LEADING
         .iter()
         .copied()
         .chain(parameters.iter().map(|p| p.name.as_str()))
         .chain(TRAILING.iter().copied())
+        .chain(metric_names.iter().map(String::as_str))
         .collect();
+    let metric_column = |name: &str| {
+        let k = |n: &str| metrics.iter().position(|m| m == n);
+        match name.split_once('.') {
+            Some(("values", m)) => k(m).map(Column::Metric),
+            Some(("values_stddev", m)) => k(m).map(Column::MetricStddev),
+            _ => None,
+        }
+    };
     if names.iter().map(String::as_str).eq(export.iter().copied()) {
         let params = (0..parameters.len()).map(Column::Parameter);
         return Ok(LEADING
@@ -142,13 +171,18 @@ fn columns(names: &[String], parameters: &[ParameterSpec]) -> Result<Vec<Column>
             .map(|_| Column::Ignored)
             .chain(params)
             .chain(TRAILING.iter().filter_map(|n| Column::named(n)))
+            .chain(metric_names.iter().filter_map(|n| metric_column(n)))
             .collect());
     }
     let mut errors = Vec::new();
     let mut out = Vec::with_capacity(names.len());
     for (j, name) in names.iter().enumerate() {
-        let column =
-            parameters.iter().position(|p| &p.name == name).map(Column::Parameter).or_else(|| Column::named(name));
+        let column = parameters
+            .iter()
+            .position(|p| &p.name == name)
+            .map(Column::Parameter)
+            .or_else(|| Column::named(name))
+            .or_else(|| metric_column(name));
         let Some(column) = column else {
             let field = if name.is_empty() { format!("columns[{j}]") } else { format!("columns.{name}") };
             let known = export.join(", ");
@@ -175,8 +209,18 @@ fn columns(names: &[String], parameters: &[ParameterSpec]) -> Result<Vec<Column>
             ));
         }
     }
-    if !out.contains(&Column::Value) && !names.iter().any(|n| n == "value") {
+    // The first objective may come in `value` or in its `values.<name>` column (rows are checked as JSON items).
+    let objective_in_values = out.contains(&Column::Metric(0));
+    if !out.contains(&Column::Value) && !names.iter().any(|n| n == "value") && !objective_in_values {
         errors.push(FieldError::new("columns.value", "missing: the objective's value needs a column"));
+    }
+    for (k, m) in metrics.iter().enumerate() {
+        if k > 0 && !out.contains(&Column::Metric(k)) {
+            errors.push(FieldError::new(
+                format!("columns.values.{m}"),
+                "missing: every objective and outcome constraint needs a column (leave a cell empty for a failed run)",
+            ));
+        }
     }
     if errors.is_empty() { Ok(out) } else { Err(ApiError::validation(errors)) }
 }
@@ -187,7 +231,7 @@ fn row(
     record: &ByteRecord,
     names: &[String],
     columns: &[Column],
-    parameters: &[ParameterSpec],
+    (parameters, metrics): (&[ParameterSpec], &[String]),
     errors: &mut Vec<FieldError>,
 ) -> CreateObservation {
     let mut obs = CreateObservation::default();
@@ -241,6 +285,15 @@ fn row(
                 "false" => obs.failed = Some(false),
                 _ => fail(format!("must be true or false, not '{cell}'")),
             },
+            Column::Metric(k) | Column::MetricStddev(k) => match number(cell).map(|v| v.as_f64()) {
+                Ok(Some(x)) => {
+                    let map =
+                        if matches!(column, Column::Metric(_)) { &mut obs.values } else { &mut obs.values_stddev };
+                    map.get_or_insert_with(Default::default).insert(metrics[k].clone(), x);
+                }
+                Ok(None) => fail(format!("not a number: '{cell}'")),
+                Err(m) => fail(m),
+            },
             Column::ControlSet => obs.control_set = Some(cell.to_string()),
             Column::NoiseLevel => obs.noise_level = Some(cell.to_string()),
             Column::Metadata => match serde_json::from_str::<Map<String, Value>>(cell) {
@@ -277,6 +330,10 @@ pub fn csv_error_field(field: &str) -> String {
         return format!("rows{rest}");
     };
     let tail = tail.strip_prefix('.').unwrap_or(tail);
+    // `values.<name>` and `values_stddev.<name>` are columns of their own.
+    if tail.starts_with("values.") || tail.starts_with("values_stddev.") {
+        return format!("rows[{index}].{tail}");
+    }
     let column = match tail.strip_prefix("assignments") {
         Some(name) => name.strip_prefix('.').unwrap_or(name),
         None => tail.split(['.', '[']).next().unwrap_or_default(),
@@ -307,7 +364,7 @@ mod tests {
         let body = "\u{feff}id,seq,suggestion_id,created_at,x,n,c,value,value_stddev,cost,failed,control_set,noise_level,metadata\r\n\
                     1f0e,1,,2026-01-01T00:00:00Z,0.25,3,1,1.5,0.1,2,false,,,\"{\"\"k\"\": [1]}\"\r\n\
                     ,,,,0.5,,a,,,,true,,,\r\n";
-        let rows = parse(body.as_bytes(), &params()).unwrap();
+        let rows = parse(body.as_bytes(), &params(), &[]).unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].assignments, Some(serde_json::from_value(json!({"x": 0.25, "n": 3, "c": "1"})).unwrap()));
         assert!(rows[0].assignments.as_ref().unwrap()["n"].is_i64(), "an integer stays one");
@@ -323,31 +380,31 @@ mod tests {
 
     #[test]
     fn columns_in_any_order_and_a_parameter_named_like_a_column() {
-        let rows = parse(b"value,c,n,x\n2,a,4,1e-1\n", &params()).unwrap();
+        let rows = parse(b"value,c,n,x\n2,a,4,1e-1\n", &params(), &[]).unwrap();
         assert_eq!(rows[0].value, Some(2.0));
         assert_eq!(rows[0].assignments.as_ref().unwrap()["x"], json!(0.1));
         let named_value: Vec<ParameterSpec> =
             serde_json::from_value(json!([{"name": "value", "type": "float", "low": 0, "high": 10}])).unwrap();
         let export = "id,seq,suggestion_id,created_at,value,value,value_stddev,cost,failed,control_set,noise_level,metadata\n\
                       ,,,,3,7,,,false,,,\n";
-        let rows = parse(export.as_bytes(), &named_value).unwrap();
+        let rows = parse(export.as_bytes(), &named_value, &[]).unwrap();
         assert_eq!((rows[0].assignments.as_ref().unwrap()["value"].clone(), rows[0].value), (json!(3), Some(7.0)));
-        let e = parse(b"value,value\n3,7\n", &named_value).unwrap_err();
+        let e = parse(b"value,value\n3,7\n", &named_value, &[]).unwrap_err();
         assert_eq!(fields(&e)[0].split(':').next(), Some("columns.value"));
     }
 
     #[test]
     fn header_errors_name_the_column() {
-        let e = parse(b"x,c,value,colour\n0.5,a,1,red\n", &params()).unwrap_err();
+        let e = parse(b"x,c,value,colour\n0.5,a,1,red\n", &params(), &[]).unwrap_err();
         let f = fields(&e);
         assert_eq!(e.status(), axum::http::StatusCode::UNPROCESSABLE_ENTITY);
         assert!(f[0].starts_with("columns.colour: unknown column"), "{f:?}");
         assert!(f[1].starts_with("columns.n: missing"), "{f:?}");
-        let e = parse(b"x,n,c\n0.5,1,a\n", &params()).unwrap_err();
+        let e = parse(b"x,n,c\n0.5,1,a\n", &params(), &[]).unwrap_err();
         assert!(fields(&e)[0].starts_with("columns.value: missing"), "{:?}", fields(&e));
-        let e = parse(b"x,n,c,value,x\n", &params()).unwrap_err();
+        let e = parse(b"x,n,c,value,x\n", &params(), &[]).unwrap_err();
         assert!(fields(&e)[0].starts_with("columns.x: appears twice"), "{:?}", fields(&e));
-        let e = parse(b"x,n,c,value,\0\n", &params()).unwrap_err();
+        let e = parse(b"x,n,c,value,\0\n", &params(), &[]).unwrap_err();
         assert!(fields(&e)[0].starts_with("columns[4]: must not contain the NUL"), "{:?}", fields(&e));
     }
 
@@ -359,7 +416,7 @@ mod tests {
                     0.5,1,a,1e999,,\n\
                     0.5,1,a\n\
                     0.5,1,a\0,inf,,\n";
-        let e = parse(body.as_bytes(), &params()).unwrap_err();
+        let e = parse(body.as_bytes(), &params(), &[]).unwrap_err();
         let f = fields(&e);
         let names: Vec<&str> = f.iter().map(|m| m.split(": ").next().unwrap()).collect();
         assert_eq!(
@@ -378,21 +435,22 @@ mod tests {
         );
         assert_eq!(f[0], "rows[1].x: not a number: 'abc'");
         assert!(f[1].contains("finite"), "{f:?}");
-        let e = parse(b"x,n,c,value,metadata\n0.5,1,a,1,\"{\"\"k\"\": \"\"\\u0000\"\"}\"\n", &params()).unwrap_err();
+        let e =
+            parse(b"x,n,c,value,metadata\n0.5,1,a,1,\"{\"\"k\"\": \"\"\\u0000\"\"}\"\n", &params(), &[]).unwrap_err();
         assert!(fields(&e)[0].starts_with("rows[0].metadata: must not contain the NUL"), "{:?}", fields(&e));
-        let e = parse(b"x,n,c,value\n0.5,1,a,\xff\n", &params()).unwrap_err();
+        let e = parse(b"x,n,c,value\n0.5,1,a,\xff\n", &params(), &[]).unwrap_err();
         assert_eq!(fields(&e), ["rows[0].value: is not valid UTF-8"]);
     }
 
     #[test]
     fn a_batch_has_1_to_1000_rows() {
-        let e = parse(b"x,n,c,value\n", &params()).unwrap_err();
+        let e = parse(b"x,n,c,value\n", &params(), &[]).unwrap_err();
         assert!(fields(&e)[0].starts_with("rows: give 1–1000 rows"), "{:?}", fields(&e));
         let mut body = String::from("x,n,c,value\n");
         body.push_str(&"0.5,1,a,1\n".repeat(1000));
-        assert_eq!(parse(body.as_bytes(), &params()).unwrap().len(), 1000);
+        assert_eq!(parse(body.as_bytes(), &params(), &[]).unwrap().len(), 1000);
         body.push_str("0.5,1,a,1\n");
-        assert!(fields(&parse(body.as_bytes(), &params()).unwrap_err())[0].starts_with("rows: give"));
+        assert!(fields(&parse(body.as_bytes(), &params(), &[]).unwrap_err())[0].starts_with("rows: give"));
     }
 
     #[test]
@@ -404,5 +462,27 @@ mod tests {
         assert_eq!(csv_error_field("observations[2].assignments"), "rows[2]");
         assert_eq!(csv_error_field("observations"), "rows");
         assert_eq!(csv_error_field("body"), "body");
+    }
+
+    #[test]
+    fn reads_the_metric_columns() {
+        let metrics = vec!["yield".to_string(), "purity".to_string()];
+        let body = "x,n,c,values.yield,values.purity,values_stddev.purity\n0.5,1,a,0.8,0.99,0.01\n0.6,2,a,,,\n";
+        let rows = parse(body.as_bytes(), &params(), &metrics).unwrap();
+        assert_eq!(rows[0].values.as_ref().unwrap()["yield"], 0.8);
+        assert_eq!(rows[0].values.as_ref().unwrap()["purity"], 0.99);
+        assert_eq!(rows[0].values_stddev.as_ref().unwrap()["purity"], 0.01);
+        assert!(rows[1].values.is_none());
+        // A constraint's column is required; a metric cell must be a number.
+        let e = parse(b"x,n,c,value\n0.5,1,a,1\n", &params(), &metrics).unwrap_err();
+        assert_eq!(
+            fields(&e),
+            [
+                "columns.values.purity: missing: every objective and outcome constraint needs a column (leave a cell empty for a failed run)"
+            ]
+        );
+        let e = parse(b"x,n,c,value,values.purity\n0.5,1,a,1,high\n", &params(), &metrics).unwrap_err();
+        assert!(fields(&e)[0].starts_with("rows[0].values.purity: not a number"), "{:?}", fields(&e));
+        assert_eq!(csv_error_field("observations[3].values.purity"), "rows[3].values.purity");
     }
 }

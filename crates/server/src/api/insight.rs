@@ -65,6 +65,6 @@ pub async fn predict(
     if !(1..=1000).contains(&points.len()) {
         return Err(ApiError::field("points", "give 1–1000 points"));
     }
-    let predictions = service::model::predict(&state, study_id, points).await?;
-    Ok(axum::Json(PredictResponse { predictions }))
+    let (predictions, outcomes) = service::model::predict(&state, study_id, points).await?;
+    Ok(axum::Json(PredictResponse { predictions, outcomes }))
 }

@@ -105,7 +105,9 @@ pub async fn create_observation_batch(
         }
         JsonOrCsv::Csv(raw) => {
             let idem = idempotency(&headers, study_id, &raw)?;
-            let parse = |engine: &engine::Study| csv_import::parse(&raw, &engine.spec().parameters);
+            let parse = |engine: &engine::Study| {
+                csv_import::parse(&raw, &engine.spec().parameters, &csv_import::metric_columns(engine))
+            };
             match service::tell::tell_batch(&state, study_id, parse, idem).await {
                 Ok(written) => Ok(written.into_response()),
                 Err(e) => Err(e.rename_fields(csv_import::csv_error_field)),
@@ -168,7 +170,7 @@ pub async fn list_observations(
     if csv {
         let engine = engine_study(&study)?;
         let names: Vec<String> = engine.spec().parameters.iter().map(|p| p.name.clone()).collect();
-        let mut res = to_csv(&names, &rows).into_response();
+        let mut res = to_csv(&names, &csv_import::metric_columns(&engine), &rows).into_response();
         res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/csv; charset=utf-8"));
         return Ok(res);
     }
@@ -190,13 +192,22 @@ fn cell(v: Option<&Value>) -> String {
     }
 }
 
-fn to_csv(names: &[String], rows: &[ObservationRow]) -> String {
+/// The export: the leading columns, one per parameter, the trailing ones, then `values.<name>` and
+/// `values_stddev.<name>` for each objective and outcome constraint of a study that has several or constraints.
+fn to_csv(names: &[String], metrics: &[String], rows: &[ObservationRow]) -> String {
     let mut out = String::from("id,seq,suggestion_id,created_at,");
     for n in names {
         out.push_str(&csv_quote(n));
         out.push(',');
     }
-    out.push_str("value,value_stddev,cost,failed,control_set,noise_level,metadata\n");
+    out.push_str("value,value_stddev,cost,failed,control_set,noise_level,metadata");
+    for prefix in ["values", "values_stddev"] {
+        for m in metrics {
+            out.push(',');
+            out.push_str(&csv_quote(&format!("{prefix}.{m}")));
+        }
+    }
+    out.push('\n');
     for r in rows {
         let num = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
         out.push_str(&format!(
@@ -211,7 +222,7 @@ fn to_csv(names: &[String], rows: &[ObservationRow]) -> String {
             out.push(',');
         }
         out.push_str(&format!(
-            "{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{}",
             num(r.value),
             num(r.value_stddev),
             num(r.cost),
@@ -220,6 +231,13 @@ fn to_csv(names: &[String], rows: &[ObservationRow]) -> String {
             r.extra.noise_level.as_deref().map(csv_quote).unwrap_or_default(),
             cell(r.metadata.as_ref())
         ));
+        for map in [&r.extra.values, &r.extra.values_stddev] {
+            for m in metrics {
+                out.push(',');
+                out.push_str(&num(map.get(m).copied()));
+            }
+        }
+        out.push('\n');
     }
     out
 }

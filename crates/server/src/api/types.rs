@@ -104,8 +104,14 @@ pub struct PredictRequest {
 /// Response of `POST /v1/studies/{study_id}/predict`.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct PredictResponse {
-    /// Posterior mean and standard deviation at each point, in order.
+    /// Posterior mean and standard deviation at each point, in order (of the first objective in studies with
+    /// several objectives).
     pub predictions: Vec<Prediction>,
+    /// Studies with several objectives or outcome constraints: the posterior of every objective and constraint at
+    /// each point, by name, in their own units.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<std::collections::HashMap<String, Prediction>>>)]
+    pub outcomes: Option<Vec<std::collections::BTreeMap<String, Prediction>>>,
 }
 
 /// Body of `POST /v1/studies/{study_id}/pairs`: example pairs (x, a) of an indirect study's conditional p(x | a).

@@ -101,6 +101,8 @@ pub(crate) fn observation_record(o: &ObservationRow) -> ObservationRecord {
         value_stddev: o.value_stddev,
         cost: o.cost,
         failed: o.failed,
+        values: o.extra.values.clone(),
+        values_stddev: o.extra.values_stddev.clone(),
         extras: o.extra.to_engine(),
     }
 }

@@ -139,7 +139,12 @@ pub(crate) async fn prepare(
             assignments.insert(name, known);
         }
         let e = b.extras;
-        suggested = ObservationExtras { control_set: e.control_set, noise_level: e.noise_level, query: e.query };
+        suggested = ObservationExtras {
+            control_set: e.control_set,
+            noise_level: e.noise_level,
+            query: e.query,
+            ..Default::default()
+        };
     } else if body.assignments.is_none() {
         return Ok(Err(ApiError::field(field("assignments"), "required when there is no suggestion_id")));
     }
@@ -151,6 +156,9 @@ pub(crate) async fn prepare(
         control_set: body.control_set.or(suggested.control_set),
         noise_level: body.noise_level.or(suggested.noise_level),
         query: body.query.or(suggested.query),
+        values: body.values.unwrap_or_default(),
+        values_stddev: body.values_stddev.unwrap_or_default(),
+        feasible: None,
     };
     if let Some(cost) = body.cost
         && !(study.total_cost + cost).is_finite()
@@ -174,9 +182,12 @@ pub(crate) async fn prepare(
         extra,
         created_at: now,
     };
-    if let Err(e) = engine.validate_observation(&observation_record(&row)) {
+    let record = observation_record(&row);
+    if let Err(e) = engine.validate_observation(&record) {
         return Ok(Err(prefixed(prefix, e)));
     }
+    let mut row = row;
+    row.extra.feasible = engine.observed_feasible(&record);
     Ok(Ok(Prepared { row, completes: body.suggestion_id }))
 }
 

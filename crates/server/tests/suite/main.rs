@@ -20,6 +20,7 @@ mod lock_free;
 mod metrics;
 mod openapi;
 mod operations;
+mod outcomes;
 mod processes;
 mod quickstart;
 mod readme;

@@ -1,6 +1,6 @@
-//! The README's curl walkthrough works when pasted into a shell: its `sh` block under "A session with curl" runs
-//! with bash against a live server (only the address line is changed) and gets a stored observation, a best point
-//! and the CSV export.
+//! The README's curl walkthroughs work when pasted into a shell: the `sh` blocks under "A session with curl" and
+//! "Several objectives and constraints" run with bash against a live server (only the address line is changed);
+//! the first gets a stored observation, a best point and the CSV export, the second a Pareto front.
 
 use crate::common;
 
@@ -20,4 +20,19 @@ fn the_readme_curl_walkthrough_runs_as_pasted() {
     assert!(stdout.contains("temperature,catalyst_ppm,stir_rpm,solvent,value"), "the CSV export: {stdout}");
     let studies = srv.get("/v1/studies").expect(200).json;
     assert_eq!(studies["studies"][0]["counts"]["observations"], 1, "{studies}");
+}
+
+#[test]
+fn the_readme_multi_objective_walkthrough_runs_as_pasted() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).expect("README");
+    let section = readme.split("## Several objectives and constraints").nth(1).expect("the section");
+    let block = section.split("```sh\n").nth(1).and_then(|b| b.split("\n```").next()).expect("its sh block");
+    assert!(block.starts_with("B=http://127.0.0.1:8080\n"), "the block starts with the address line: {block}");
+    let srv = common::TestServer::sqlite();
+    let script = block.replacen("B=http://127.0.0.1:8080", &format!("B=http://{}", srv.client.addr), 1);
+    let out = std::process::Command::new("bash").args(["-euo", "pipefail", "-c", &script]).output().expect("bash runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "the walkthrough failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(r#""feasible":true"#), "the observation is stored as feasible: {stdout}");
+    assert!(stdout.contains(r#""hypervolume""#) && stdout.contains(r#""pareto""#), "best answers the front: {stdout}");
 }
