@@ -143,6 +143,9 @@ impl PolicyState {
     }
 }
 
+/// Posterior `(mean, sd)` of every metric at each point: one row of metrics per point.
+pub type MetricPosteriors = Vec<Vec<(f64, f64)>>;
+
 /// A BO algorithm.
 pub trait Policy: Send + Sync + std::fmt::Debug {
     /// Name as in `algorithm.name`.
@@ -164,12 +167,7 @@ pub trait Policy: Send + Sync + std::fmt::Debug {
     /// Posterior mean and standard deviation of every metric (objectives maximised, then the constraints' slacks;
     /// [`crate::objective::Outcomes`]) at full encoded points: one row of metrics per point. Policies of one
     /// unconstrained objective answer with that objective alone.
-    fn predict_metrics(
-        &self,
-        ctx: &Context<'_>,
-        state: &PolicyState,
-        xs: &[f64],
-    ) -> Result<Option<Vec<Vec<(f64, f64)>>>> {
+    fn predict_metrics(&self, ctx: &Context<'_>, state: &PolicyState, xs: &[f64]) -> Result<Option<MetricPosteriors>> {
         if ctx.problem.outcomes.is_single() {
             return Ok(self.predict(ctx, state, xs)?.map(|p| p.into_iter().map(|m| vec![m]).collect()));
         }

@@ -210,7 +210,7 @@ fn constrained_search_finds_the_constrained_optimum_and_seeks_feasibility_first(
     assert!(x + y <= 1.0 + 1e-9, "recommended ({x}, {y})");
     assert!(rec.extra["feasibility_probability"].as_f64().unwrap() >= 0.5);
     // Predictions cover the objective and the constraint, in their own units.
-    let p = s.predict_outcomes(&history, &state, &[rec.assignments.clone()]).unwrap().unwrap();
+    let p = s.predict_outcomes(&history, &state, std::slice::from_ref(&rec.assignments)).unwrap().unwrap();
     assert!((p[0]["load"].mean - (x + y)).abs() < 0.05, "{:?}", p[0]["load"]);
 
     // With every observation infeasible, the next suggestion seeks the feasible region.

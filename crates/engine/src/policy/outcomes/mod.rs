@@ -32,7 +32,7 @@ use serde_json::Value;
 
 use super::model::{ModelState, fit_model};
 use super::plain::{GpAcquisition, GpBo};
-use super::{Candidate, Context, Policy, PolicyState, Recommendation};
+use super::{Candidate, Context, MetricPosteriors, Policy, PolicyState, Recommendation};
 use crate::acquisition::Feasibility;
 use crate::data::Dataset;
 use crate::error::{FieldError, Result};
@@ -72,8 +72,8 @@ impl OutcomePolicy {
     fn feasibility(&self, ctx: &Context<'_>, metrics: &mut [ModelState]) -> Result<Option<Feasibility>> {
         let n_obj = ctx.problem.outcomes.objectives.len();
         let mut models = Vec::new();
-        for k in n_obj..ctx.problem.outcomes.n_metrics() {
-            match self.fit_metric(ctx, k, &mut metrics[k])? {
+        for (k, state) in metrics.iter_mut().enumerate().take(ctx.problem.outcomes.n_metrics()).skip(n_obj) {
+            match self.fit_metric(ctx, k, state)? {
                 Some(m) => models.push(m.gp),
                 None => return Ok(None),
             }
@@ -154,7 +154,7 @@ impl Policy for OutcomePolicy {
                 let data = ctx.data.with_values(y, vec![None; ctx.data.n()]);
                 let seed = derive_seed(ctx.seed, k as u64);
                 let sub = Context { data: &data, pending: &pending, seed, ..*ctx };
-                for mut c in self.inner.suggest_with(&sub, &mut st.target, 1, &feasibility)? {
+                for mut c in self.inner.suggest_with(&sub, &mut st.target, 1, feasibility)? {
                     // The scalarised posterior is not an objective's: no prediction, the weights instead.
                     c.predicted = None;
                     if c.diagnostics.phase.as_deref() == Some("model") {
@@ -205,12 +205,7 @@ impl Policy for OutcomePolicy {
         Ok(self.predict_metrics(ctx, state, xs)?.map(|rows| rows.into_iter().map(|r| r[0]).collect()))
     }
 
-    fn predict_metrics(
-        &self,
-        ctx: &Context<'_>,
-        state: &PolicyState,
-        xs: &[f64],
-    ) -> Result<Option<Vec<Vec<(f64, f64)>>>> {
+    fn predict_metrics(&self, ctx: &Context<'_>, state: &PolicyState, xs: &[f64]) -> Result<Option<MetricPosteriors>> {
         let st: OutcomeState = state.get();
         let n_metrics = ctx.problem.outcomes.n_metrics();
         let m = xs.len() / ctx.problem.space.dim().max(1);
