@@ -91,6 +91,12 @@ pub struct Run {
     /// Smallest distance between two points of one batch, in the unit cube (batched runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_batch_distance: Option<f64>,
+    /// Share of the suggestions after the initial design that satisfied every outcome constraint (suite moo).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feasible_share: Option<f64>,
+    /// Suggestions that violated a parameter constraint (suite moo; must be 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub violations: Option<usize>,
 }
 
 /// Median and 95th percentile.

@@ -2,6 +2,7 @@
 
 mod http;
 mod latency;
+mod moo;
 mod plain;
 pub mod robust;
 mod seed000;
@@ -35,6 +36,10 @@ pub const SUITES: &[(&str, &str)] = &[
         "robust",
         "default and plain algorithms on 26 shifted, rotated problems (noiseless/noisy); robust-spec, robust-eval, robust-table",
     ),
+    (
+        "moo",
+        "several objectives (hypervolume), outcome constraints (best feasible value), parameter constraints (mixture)",
+    ),
     ("seed002", "unknown context distribution (SBO-KDE, DRBO-KDE vs StableOpt, GP-UCB, DRBO-MMD): cumulative regret"),
 ];
 
@@ -51,6 +56,7 @@ pub fn find(name: &str) -> Option<SuiteFn> {
         "seed003" => Some(seed003::run),
         "seed002" => Some(seed002::run),
         "robust" => Some(robust::run),
+        "moo" => Some(moo::run),
         _ => None,
     }
 }

@@ -243,6 +243,7 @@ fn one_run(
         suggest_ms: Some(Latency::of(&ms)),
         recommended,
         min_batch_distance: min_distance,
+        ..Default::default()
     };
     Ok((run, rows))
 }
