@@ -199,6 +199,17 @@ def open_server_checks(binary, tmp, shots):
                     check(count(d, "[data-mark='pairs']") == 64, "indirect: the 64 pairs")
                 if kind == "level_set":
                     check(count(d, "#noise-level-table tbody tr") == 2, "level set: the two noise levels")
+                if kind == "outcomes":
+                    obs = api.call("GET", f"/v1/studies/{sid}/observations?limit=1000")["observations"]
+                    ok = sum(1 for o in obs if not o["failed"])
+                    infeasible = sum(1 for o in obs if o.get("feasible") is False)
+                    check(count(d, "[data-mark='pareto']") == ok, f"outcomes: {ok} runs in the Pareto panel")
+                    check(count(d, "[data-mark='pareto'].infeasible") == infeasible, f"outcomes: {infeasible} infeasible")
+                    check(count(d, "#observations tr.infeasible") == infeasible, "outcomes: infeasible rows")
+                    check(count(d, "#observations tr.failed") == 1, "outcomes: the failed row")
+                    front = api.call("GET", f"/v1/studies/{sid}/best")["pareto"]["points"]
+                    check(f"{len(front)} points" in d.find_element(By.ID, "pareto-summary").text, "outcomes: front size")
+                    extra.append(f"pareto ({len(front)} on the front, {infeasible} infeasible)")
                 no_console_errors(d)
                 if shots and kind in ("plain", "contexts"):
                     screenshot(d, os.path.join(shots, f"dashboard-{kind.replace('_', '-')}.png"))
@@ -245,11 +256,12 @@ def open_server_checks(binary, tmp, shots):
             d.get(base + "/")
             wait(d, lambda: count(d, "#studies tr[data-study]") == 25, "a first page of 25 studies")
             d.find_element(By.ID, "next-page").click()
-            wait(d, lambda: count(d, "#studies tr[data-study]") == 7, "the second page with the other 7")
+            rest = len(ids) + 1  # the seeded studies and the empty one
+            wait(d, lambda: count(d, "#studies tr[data-study]") == rest, f"the second page with the other {rest}")
             check(d.find_element(By.ID, "next-page").get_attribute("disabled") is not None, "Next on the last page")
             d.find_element(By.ID, "prev-page").click()
             wait(d, lambda: count(d, f"#studies tr[data-study='{plain}']") == 1, "the first page again")
-            step("list paging: 25 + 7 studies over two pages")
+            step(f"list paging: 25 + {rest} studies over two pages")
 
             # Phone width: nothing wider than the window.
             open_study(d, base, plain, n + 1)

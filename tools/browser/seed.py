@@ -214,6 +214,37 @@ def seed_indirect(api, rounds=6):
     return sid
 
 
+def seed_outcomes(api, n=16):
+    """Two objectives, an outcome constraint and a mixture constraint: n runs in pairs, the 5th fails, and runs hot
+    enough are infeasible (purity below its bound)."""
+    sid = api.create({
+        "name": "formulation",
+        "parameters": [
+            {"name": "water", "type": "float", "low": 0, "high": 1},
+            {"name": "ethanol", "type": "float", "low": 0, "high": 1},
+            {"name": "temperature", "type": "float", "low": 20, "high": 80},
+        ],
+        "objectives": [{"name": "yield"}, {"name": "cost", "goal": "minimize"}],
+        "constraints": [{"name": "purity", "op": ">=", "bound": 0.95}],
+        "parameter_constraints": [{"terms": {"water": 1, "ethanol": 1}, "op": "<=", "bound": 1}],
+        "algorithm": {"name": "gp-parego", "options": {"raw_samples": 256, "restarts": 2}},
+        "seed": 5,
+    })
+    done = 0
+    while done < n:
+        for s in api.suggest(sid, count=2):
+            a = s["assignments"]
+            t = (a["temperature"] - 20) / 60
+            if done == 4:
+                api.observe(sid, {"suggestion_id": s["id"], "failed": True})
+            else:
+                values = {"yield": a["water"] + 0.5 * a["ethanol"] + 0.3 * t, "cost": 2 + 5 * a["water"] + 3 * a["ethanol"] ** 2,
+                          "purity": 1 - 0.15 * t * t}
+                api.observe(sid, {"suggestion_id": s["id"], "values": values})
+            done += 1
+    return sid
+
+
 SEEDERS = {
     "plain": seed_plain,
     "control_sets": seed_control_sets,
@@ -221,6 +252,7 @@ SEEDERS = {
     "level_set": seed_level_set,
     "kernel": seed_kernel,
     "indirect": seed_indirect,
+    "outcomes": seed_outcomes,
 }
 
 

@@ -402,7 +402,7 @@
       getAll(`/v1/studies/${id}/suggestions`, 'suggestions'),
       getJson(`/v1/studies/${id}/best`),
     ]);
-    const data = { study, observations, suggestions, best, model: null, modelError: null };
+    const data = primary({ study, observations, suggestions, best, model: null, modelError: null });
     try {
       data.model = await modelSlices(data);
     } catch (e) {
@@ -446,6 +446,17 @@
 
   // --- derived data
 
+  /** A study with several objectives is drawn by its first (as its `predict` answers): each observation's value is
+   * that objective's; the Pareto panel shows them all. Infeasible runs keep their values and are coloured. */
+  function primary(data) {
+    const objs = data.study.objectives;
+    if (!objs || !objs.length) return data;
+    const name = objs[0].name;
+    data.study = { ...data.study, objective: objs[0] };
+    data.observations = data.observations.map((o) => (o.failed || o.value != null ? o : { ...o, value: (o.values || {})[name] }));
+    return data;
+  }
+
   const isMin = (study) => study.objective && study.objective.goal === 'minimize';
   const better = (study, a, b) => (isMin(study) ? a < b : a > b);
   const okValue = (o) => !o.failed && Number.isFinite(o.value);
@@ -487,6 +498,7 @@
       modelPanel(data),
       importancePanel(data),
       parallelPanel(data),
+      paretoPanel(data),
       ...blockPanels(data),
       suggestionsPanel(data),
       observationsPanel(data, ui),
@@ -521,9 +533,11 @@
     return h('section', { class: 'panel', id: 'summary', 'aria-labelledby': 'study-name' },
       h('h1', { id: 'study-name' }, st.name),
       h('ul', { class: 'facts' }, facts.map(([k, v]) => h('li', {}, h('b', {}, `${k}: `), v))),
-      h('p', {}, h('b', {}, 'Best observed: '), b.best_observed
+      b.pareto ? h('p', { id: 'pareto-summary' }, h('b', {}, 'Pareto front: '),
+        `${b.pareto.points.length} points, hypervolume ${fmt(b.pareto.hypervolume)} above ${point(b.pareto.reference_point)}`) : null,
+      st.objectives && st.objectives.length > 1 ? null : h('p', {}, h('b', {}, 'Best observed: '), b.best_observed
         ? `${fmt(b.best_observed.value)} at ${point(b.best_observed.assignments) || 'its query'}` : 'none yet'),
-      h('p', {}, h('b', {}, 'Recommended: '), b.recommended
+      st.objectives && st.objectives.length > 1 ? null : h('p', {}, h('b', {}, 'Recommended: '), b.recommended
         ? `${point(b.recommended.assignments)} (predicted ${fmt(b.recommended.predicted.mean)} ± ${fmt(2 * b.recommended.predicted.stddev)})`
         : 'no model yet'));
   }
@@ -547,7 +561,8 @@
     let d = '';
     obs.forEach((o, i) => {
       const px = f.x(xs[i]);
-      if (okValue(o)) {
+      // The best so far: of the feasible runs (an infeasible one is a measurement, not a candidate answer).
+      if (okValue(o) && o.feasible !== false) {
         if (best === null || better(st, o.value, best)) {
           d += d ? `H${px}V${f.y(o.value)}` : `M${px},${f.y(o.value)}`;
           best = o.value;
@@ -557,8 +572,8 @@
     if (d) f.inner.append(s('path', { class: 'best-line', d: `${d}H${f.x(xs[xs.length - 1])}` }));
     obs.forEach((o, i) => {
       const px = f.x(xs[i]);
-      const tip = s('title', {}, `#${i + 1}: ${o.failed ? 'failed' : fmt(o.value)}${Number.isFinite(o.cost) ? `, cost ${fmt(o.cost)}` : ''}`);
-      if (okValue(o)) f.inner.append(s('circle', { class: 'mark', 'data-mark': mark, 'data-obs': i, cx: px, cy: f.y(o.value), r: 4, fill: '#3b6fa0' }, tip));
+      const tip = s('title', {}, `#${i + 1}: ${o.failed ? 'failed' : fmt(o.value)}${o.feasible === false ? ' (infeasible)' : ''}${Number.isFinite(o.cost) ? `, cost ${fmt(o.cost)}` : ''}`);
+      if (okValue(o)) f.inner.append(s('circle', { class: o.feasible === false ? 'mark infeasible' : 'mark', 'data-mark': mark, 'data-obs': i, cx: px, cy: f.y(o.value), r: 4, fill: o.feasible === false ? INFEASIBLE : '#3b6fa0' }, tip));
       else f.inner.append(cross(px, f.box.y0 - 6, 4, { 'data-mark': mark, 'data-obs': i }));
     });
     return f.svg;
@@ -642,7 +657,8 @@
   /** Predicts along each decision parameter (one POST …/predict); null without a recommended point. */
   async function modelSlices(data) {
     const st = data.study;
-    const rec = data.best.recommended;
+    // Several objectives have no recommended point: the slices go through the Pareto front's first point.
+    const rec = data.best.recommended || ((data.best.pareto || {}).points || [])[0];
     if (!rec) return null;
     const params = st.parameters;
     const decisions = params.filter((p) => p.role !== 'context');
@@ -713,7 +729,8 @@
     const ctx = st.parameters.filter((p) => p.role === 'context');
     return panel('model', 'Model: posterior along each parameter',
       h('p', { class: 'muted small' }, 'Posterior mean (line) ± 2 standard deviations (band) of the surrogate that ',
-        h('code', {}, 'predict'), ' uses, along each parameter with the others at the recommended point (dashed line)',
+        h('code', {}, 'predict'), ' uses, along each parameter with the others at ', data.best.recommended ? 'the recommended point' : 'a point of the Pareto front',
+        ' (dashed line)',
         ctx.length ? `; context ${ctx.map((p) => `${p.name} at its mean observed value ${fmt(data.model.centre[p.name])}`).join(', ')}` : '',
         st.indirect ? '. Indirect study: the axes are target parameters, which observations do not have, so no points are shown.'
           : '. Grey points: the observations (a projection, not on the slice).'),
@@ -812,6 +829,69 @@
     return panel('parallel', 'Parallel coordinates',
       h('p', { class: 'muted small' }, 'One line per observation through its parameter values and its value, coloured by value; failed runs dashed red.'),
       colourLegend(st), h('div', { class: 'table-wrap' }, svg));
+  }
+
+  const INFEASIBLE = '#d9822b';
+
+  /** Studies with several objectives: each run's objectives, the observed Pareto front drawn over them (two
+   * objectives: a scatter with the front's staircase; more: parallel coordinates of the objectives), infeasible runs
+   * in orange. */
+  function paretoPanel(data) {
+    const objs = data.study.objectives;
+    if (!objs || objs.length < 2) return null;
+    const front = new Set(((data.best.pareto || {}).points || []).map((p) => p.observation_id));
+    const runs = data.observations.map((o, i) => ({ o, i })).filter(({ o }) => !o.failed && o.values);
+    if (!runs.length) return panel('pareto', 'Pareto front', h('p', { class: 'muted' }, 'No successful runs yet.'));
+    const label = (ob) => `${ob.name} (${ob.goal === 'minimize' ? 'minimise' : 'maximise'})`;
+    const colour = (o) => (o.feasible === false ? INFEASIBLE : front.has(o.id) ? '#1f4e79' : '#9db4cc');
+    const tip = (o, i) => s('title', {}, `#${i + 1}: ${objs.map((ob) => `${ob.name} ${fmt(o.values[ob.name])}`).join(', ')}`
+      + `${o.feasible === false ? ' (infeasible)' : ''}${front.has(o.id) ? ' (on the front)' : ''}`);
+    const key = legend([['#1f4e79', 'on the Pareto front'], ['#9db4cc', 'dominated'], [INFEASIBLE, 'infeasible']]);
+    if (objs.length === 2) {
+      const [a, b] = objs;
+      const f = frame({ w: 600, h: 340, title: `${a.name} against ${b.name}`, xLabel: label(a), yLabel: label(b),
+        x: { type: 'linear', domain: extent(runs.map(({ o }) => o.values[a.name])) },
+        y: { type: 'linear', domain: extent(runs.map(({ o }) => o.values[b.name])) } });
+      // The front's staircase: sorted along the first objective from its best end.
+      const sign = (ob) => (ob.goal === 'minimize' ? -1 : 1);
+      const pts = runs.filter(({ o }) => front.has(o.id)).map(({ o }) => [o.values[a.name], o.values[b.name]])
+        .sort((p, q) => sign(a) * (q[0] - p[0]));
+      if (pts.length) {
+        let d = `M${f.x(pts[0][0])},${f.y(pts[0][1])}`;
+        for (const [x, y] of pts.slice(1)) d += `H${f.x(x)}V${f.y(y)}`;
+        f.inner.append(s('path', { class: 'best-line', d }));
+      }
+      for (const { o, i } of runs) {
+        f.inner.append(s('circle', { class: o.feasible === false ? 'mark infeasible' : 'mark', 'data-mark': 'pareto', 'data-obs': i,
+          cx: f.x(o.values[a.name]), cy: f.y(o.values[b.name]), r: front.has(o.id) ? 5 : 3.5, fill: colour(o) }, tip(o, i)));
+      }
+      return panel('pareto', 'Pareto front', key, figure('Every successful run; the front as a staircase', f.svg));
+    }
+    const W = Math.max(700, 160 * objs.length);
+    const H = 320;
+    const top = 28;
+    const bottom = H - 30;
+    const xAt = (k) => 90 + (k * (W - 180)) / (objs.length - 1);
+    const scales = objs.map((ob) => scale({ type: 'linear', domain: extent(runs.map(({ o }) => o.values[ob.name])) }, bottom, top));
+    const svg = s('svg', { class: 'plot', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'parallel coordinates of the objectives' },
+      s('title', {}, 'parallel coordinates of the objectives'));
+    for (const { o, i } of runs) {
+      const pts = objs.map((ob, k) => `${xAt(k)},${scales[k](o.values[ob.name])}`);
+      svg.append(s('polyline', { class: 'pc-line', 'data-mark': 'pareto', 'data-obs': i, points: pts.join(' '), stroke: colour(o),
+        'stroke-width': front.has(o.id) ? 2.5 : 1 }, tip(o, i)));
+    }
+    objs.forEach((ob, k) => {
+      const g = s('g', { class: 'axis pc' });
+      const x = xAt(k);
+      g.append(s('line', { x1: x, x2: x, y1: top, y2: bottom }));
+      for (const t of scales[k].ticks(4)) {
+        g.append(s('line', { x1: x - 3, x2: x, y1: scales[k](t), y2: scales[k](t) }),
+          s('text', { x: x - 5, y: scales[k](t) + 4, 'text-anchor': 'end' }, clip(scales[k].label(t), 10)));
+      }
+      g.append(s('text', { class: 'label', x, y: 16, 'text-anchor': 'middle' }, clip(label(ob), 24)));
+      svg.append(g);
+    });
+    return panel('pareto', 'Pareto front', key, h('div', { class: 'table-wrap' }, svg));
   }
 
   // --- panels of the structural blocks
@@ -1078,7 +1158,7 @@
           document.getElementById('observations-panel').replaceWith(fresh);
           fresh.querySelector(`th[aria-sort] button`).focus();
         } }, c.label))))),
-      h('tbody', {}, rows.map(({ o, i }) => h('tr', { 'data-mark': 'table', 'data-obs': i, class: o.failed ? 'failed' : o.id === bestId ? 'best' : null },
+      h('tbody', {}, rows.map(({ o, i }) => h('tr', { 'data-mark': 'table', 'data-obs': i, class: o.failed ? 'failed' : o.feasible === false ? 'infeasible' : o.id === bestId ? 'best' : null },
         cols.map((c) => {
           const v = c.get(o, i);
           if (c.key === 'created') return h('td', {}, time(v));
