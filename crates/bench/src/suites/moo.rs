@@ -104,7 +104,8 @@ fn branin_disc(u: &[f64]) -> (Vec<f64>, Vec<f64>) {
 }
 
 fn hartmann_ball(u: &[f64]) -> (Vec<f64>, Vec<f64>) {
-    (vec![hartmann6(u)], vec![u.iter().map(|x| x * x).sum::<f64>() - 1.0])
+    // `hartmann6` is the maximisation form; minimised here as in BoTorch.
+    (vec![-hartmann6(u)], vec![u.iter().map(|x| x * x).sum::<f64>() - 1.0])
 }
 
 fn pressure_vessel(u: &[f64]) -> (Vec<f64>, Vec<f64>) {
@@ -397,5 +398,8 @@ mod tests {
         let (f, c) = pressure_vessel(&u);
         assert!((f[0] - 5885.3).abs() < 1.0 && c.iter().all(|c| *c < 1e-3), "{f:?} {c:?}");
         assert!((mixture_optimum() + 0.133_333_333).abs() < 1e-6);
+        // Hartmann-6's global minimum −3.32237, inside the ball (squared norm 0.896).
+        let (h, c) = hartmann_ball(&[0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573]);
+        assert!((h[0] + 3.32237).abs() < 1e-4 && c[0] < 0.0, "{h:?} {c:?}");
     }
 }
