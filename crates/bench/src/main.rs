@@ -134,6 +134,11 @@ fn main() -> anyhow::Result<()> {
             let last = args.seeds.map_or(u64::MAX, |n| args.first_run.saturating_add(n as u64));
             return suites::robust::table(&args.inputs, proposed, args.batch, args.first_run..last);
         }
+        "moo-eval" => return suites::moo::serve_eval(),
+        "moo-spec" => {
+            std::fs::create_dir_all(&args.out)?;
+            return suites::moo::write_spec(&args);
+        }
         "robust-spec" => {
             std::fs::create_dir_all(&args.out)?;
             return suites::robust::write_spec(&args);

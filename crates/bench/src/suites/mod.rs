@@ -2,7 +2,7 @@
 
 mod http;
 mod latency;
-mod moo;
+pub mod moo;
 mod plain;
 pub mod robust;
 mod seed000;

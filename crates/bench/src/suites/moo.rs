@@ -17,6 +17,10 @@
 //! - Parameter constraints (budget 40): a mixture of four fractions summing to one, the first at most 0.5, and a
 //!   temperature; regret against the known constrained optimum. Every suggestion is checked against both
 //!   constraints; the count of violations is in `runs[].violations` (must be 0).
+//! - `bench moo-spec --out DIR` writes `DIR/moo_problems.json` (problems, kinds, budgets, reference points, the
+//!   mixture's constraints, seeds) for the peers' harness (`tools/peers/moo.py`); `bench moo-eval` answers
+//!   `{"problem", "seed", "index", "x"}` lines (x in the unit cube) with `{"objectives", "true_objectives",
+//!   "constraints"}`: the same values, and the same noise (drawn from the seed and the index), as bayesd's runs.
 
 use std::f64::consts::PI;
 
@@ -30,6 +34,7 @@ use crate::Args;
 use crate::format::{Experiment, Latency, Method, Run, SuiteResult};
 use crate::plot::{Band, plot_experiment};
 use crate::runner::parallel_map;
+use engine::sampling::derive_seed;
 
 /// A problem's objectives (or objective) and constraint values at a unit point.
 type Evaluate = fn(&[f64]) -> (Vec<f64>, Vec<f64>);
@@ -302,10 +307,76 @@ fn spec(p: &Problem, algorithm: &str, seed: u64) -> Value {
     spec
 }
 
+/// The observed objectives at evaluation `index` of a run with `seed`: the true ones plus the problem's noise,
+/// drawn from (seed, index) so that every method of the suite and of the peers' harness sees the same noise.
+fn observe(p: &Problem, objectives: &[f64], seed: u64, index: u64) -> Vec<f64> {
+    let mut rng = StdRng::seed_from_u64(derive_seed(derive_seed(seed, 0x4015E), index));
+    objectives
+        .iter()
+        .enumerate()
+        .map(|(k, f)| f + p.noise.get(k).map_or(0.0, |sd| sd * standard_normal(&mut rng)))
+        .collect()
+}
+
+/// `bench moo-spec`: the problems for the peers' harness (see the module docs).
+pub fn write_spec(args: &Args) -> anyhow::Result<()> {
+    let problems: Vec<Value> = problems()
+        .iter()
+        .map(|p| {
+            let probe = (p.eval)(&vec![0.5; p.dim]);
+            let (kind, reference) = match p.kind {
+                Kind::Pareto(r) => ("pareto", Some(r.to_vec())),
+                Kind::Constrained => ("constrained", None),
+                Kind::Mixture => ("mixture", None),
+            };
+            let s = spec(p, "auto", 0);
+            json!({"name": p.name, "dim": p.dim, "kind": kind, "budget": p.budget, "reference": reference,
+                   "objectives": probe.0.len(), "constraints": probe.1.len(), "noise": p.noise,
+                   "worst": worst_value(p), "optimum": (p.kind == Kind::Mixture).then(mixture_optimum),
+                   "parameter_constraints": s.get("parameter_constraints")})
+        })
+        .collect();
+    let doc = json!({"problems": problems, "seeds": 10, "evaluator": "bench moo-eval"});
+    let path = args.out.join("moo_problems.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&doc)?)?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+/// `bench moo-eval`: evaluates points for the peers' harness over JSON lines (see the module docs).
+pub fn serve_eval() -> anyhow::Result<()> {
+    use std::io::{BufRead, Write};
+    let problems = problems();
+    let mut stdout = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let answer = (|| -> Result<Value, String> {
+            let req: Value = serde_json::from_str(&line).map_err(|e| format!("not JSON: {e}"))?;
+            let name = req["problem"].as_str().ok_or("missing problem")?;
+            let p = problems.iter().find(|p| p.name == name).ok_or_else(|| format!("unknown problem {name:?}"))?;
+            let (seed, index) =
+                (req["seed"].as_u64().ok_or("missing seed")?, req["index"].as_u64().ok_or("missing index")?);
+            let x: Vec<f64> = req["x"].as_array().ok_or("missing x")?.iter().filter_map(Value::as_f64).collect();
+            if x.len() != p.dim || x.iter().any(|v| !(0.0..=1.0).contains(v)) {
+                return Err(format!("x must be {} numbers in [0, 1]", p.dim));
+            }
+            let (objectives, constraints) = (p.eval)(&x);
+            Ok(json!({"objectives": observe(p, &objectives, seed, index), "true_objectives": objectives,
+                      "constraints": constraints}))
+        })()
+        .unwrap_or_else(|e| json!({"error": e}));
+        writeln!(stdout, "{answer}")?;
+        stdout.flush()?;
+    }
+    Ok(())
+}
+
 fn one_run(p: &Problem, algorithm: &str, seed: u64, worst: f64) -> anyhow::Result<Run> {
     let study = Study::new(serde_json::from_value(spec(p, algorithm, seed))?)
         .map_err(|e| anyhow::anyhow!("invalid spec: {e:?}"))?;
-    let mut rng = StdRng::seed_from_u64(seed ^ 0x4015E);
     let (mut history, mut state) = (History::default(), PolicyState::default());
     let started = std::time::Instant::now();
     let (mut y, mut ms) = (Vec::new(), Vec::new());
@@ -324,9 +395,9 @@ fn one_run(p: &Problem, algorithm: &str, seed: u64, worst: f64) -> anyhow::Resul
         let mut record = ObservationRecord { assignments: s.assignments.clone(), ..Default::default() };
         match p.kind {
             Kind::Pareto(reference) => {
-                for (k, f) in objectives.iter().enumerate() {
-                    let noise = p.noise.get(k).map_or(0.0, |sd| sd * standard_normal(&mut rng));
-                    record.values.insert(format!("f{k}"), f + noise);
+                let observed = observe(p, &objectives, seed, history.observations.len() as u64);
+                for (k, f) in observed.iter().enumerate() {
+                    record.values.insert(format!("f{k}"), *f);
                 }
                 truths.push(objectives.iter().map(|f| -f).collect());
                 let r: Vec<f64> = reference.iter().map(|r| -r).collect();
