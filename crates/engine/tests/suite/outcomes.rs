@@ -285,3 +285,34 @@ fn parego_covers_the_pareto_front_and_best_reports_it() {
     assert!(finals["gp-parego"] >= 0.9 * best_hv, "{finals:?}, best {best_hv}");
     assert!(finals["gp-parego"] > finals["random"], "{finals:?}");
 }
+
+#[test]
+fn a_parego_batch_keeps_its_points_apart() {
+    // A batch of six after the initial design: each point comes from its own weights with the earlier ones
+    // pending, so no two are closer than the separation of open points, ρ_call · min(ℓ_min, 0.5) with
+    // ρ_call = 0.0625 (docs/algorithms.md, "Plain GP BO"), ℓ the lengthscales its own model reports.
+    let s = study(json!({
+        "parameters": unit_xy(),
+        "objectives": [{"name": "f1"}, {"name": "f2"}],
+        "seed": 21
+    }));
+    let f = |a: &engine::Assignments| {
+        let (x, y) = xy(a);
+        (None, BTreeMap::from([("f1".to_string(), -(x * x + y * y)), ("f2".to_string(), -((x - 1.0).powi(2) + y * y))]))
+    };
+    let (history, state) = drive(&s, 12, 1, f);
+    let out = s.suggest(&history, &state, &SuggestRequest { count: 6, context: None }).unwrap();
+    assert_eq!(out.suggestions.len(), 6);
+    let points: Vec<(f64, f64)> = out.suggestions.iter().map(|s| xy(&s.assignments)).collect();
+    for (i, s) in out.suggestions.iter().enumerate() {
+        assert_eq!(s.diagnostics.phase.as_deref(), Some("model"));
+        let ls = &s.diagnostics.hyperparameters.as_ref().unwrap()["components"][0]["lengthscales"];
+        let l_min = ls.as_array().unwrap().iter().filter_map(Value::as_f64).fold(f64::INFINITY, f64::min);
+        let radius = 0.0625 * l_min.min(0.5);
+        for &(x, y) in &points[..i] {
+            let d = ((points[i].0 - x).powi(2) + (points[i].1 - y).powi(2)).sqrt();
+            assert!(d >= radius * (1.0 - 1e-9), "points {i} and an earlier one are {d} apart (radius {radius})");
+        }
+        assert!(s.diagnostics.extra.contains_key("scalarisation_weights"));
+    }
+}
