@@ -126,6 +126,9 @@ impl Problem {
         if decision.is_empty() {
             return Err(vec![FieldError::new("parameters", "at least one parameter must have role 'decision'")]);
         }
+        // The outcomes, and the blocks they do not combine with, before the blocks' own validation.
+        let outcomes = Outcomes::new(&spec.objective, spec.objectives.as_deref(), spec.constraints.as_deref())?;
+        refuse_combinations(spec, &outcomes, !contexts.is_empty())?;
         let control_sets = match &spec.control_sets {
             Some(c) => Some(ControlSets::new(c, &space, &spec.parameters)?),
             None => {
@@ -164,12 +167,10 @@ impl Problem {
             }
             None => None,
         };
-        let outcomes = Outcomes::new(&spec.objective, spec.objectives.as_deref(), spec.constraints.as_deref())?;
         let polytope = match &spec.parameter_constraints {
             Some(c) => Some(Arc::new(Polytope::new(c, &space)?)),
             None => None,
         };
-        refuse_combinations(spec, &outcomes, !contexts.is_empty())?;
         let problem = Problem {
             space,
             decision,

@@ -63,6 +63,38 @@ fn refusals_name_the_field() {
     let f = refusal(json!({"parameters": unit_xy(),
         "parameter_constraints": [{"terms": {"x": 1}, "op": "<=", "bound": 0.5}], "noise_levels": [{"name": "l", "noise_variance": 1, "cost": 1}]}));
     assert_eq!(f, ["noise_levels"]);
+    // Every block that several objectives, outcome constraints or parameter constraints do not combine with.
+    let blocks = [
+        ("control_sets", json!([{"name": "all", "parameters": ["x", "y"], "cost": 1}])),
+        (
+            "indirect",
+            json!({"query_parameters": [{"name": "a", "type": "float", "low": 0, "high": 1}],
+            "conditional": [{"target": "x", "query": "a", "form": "affine", "scale": 1.0, "noise_std": 0.1},
+                            {"target": "y", "query": "a", "form": "affine", "scale": 1.0, "noise_std": 0.1}]}),
+        ),
+        (
+            "kernel",
+            json!({"candidates": [{"lengthscale": 0.1}, {"lengthscale": 0.3}],
+            "confidence": {"rkhs_norm_bound": 1.0, "noise_bound": 0.01, "delta": 0.1}}),
+        ),
+        ("candidates", json!({"points": [{"x": 0.1, "y": 0.2}]})),
+        ("noise_levels", json!([{"name": "l", "noise_variance": 1, "cost": 1}])),
+        ("cost_model", json!({"intercept": 1})),
+        ("level_set", json!({"threshold": 1.0})),
+    ];
+    let with = [
+        ("objectives", objectives.clone()),
+        ("constraints", json!([{"name": "c", "op": "<=", "bound": 1}])),
+        ("parameter_constraints", json!([{"terms": {"x": 1, "y": 1}, "op": "<=", "bound": 1}])),
+    ];
+    for (key, value) in &with {
+        for (block, spec) in &blocks {
+            let mut s = json!({"parameters": unit_xy()});
+            s[key] = value.clone();
+            s[block] = spec.clone();
+            assert_eq!(refusal(s), [block.to_string()], "{key} with {block}");
+        }
+    }
     // Both forms of the objective; duplicate names; an empty list.
     let f = refusal(json!({"parameters": unit_xy(), "objective": {"name": "y1"}, "objectives": objectives}));
     assert_eq!(f, ["objectives"]);
