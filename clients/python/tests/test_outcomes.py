@@ -34,7 +34,7 @@ def test_two_objectives_with_constraints_through_optimize(client: Client):
         budget={"max_observations": 20},
         seed=2,
     )
-    assert study.data["algorithm_in_use"] == "gp-parego"
+    assert study.data["algorithm_in_use"] == "gp-ehvi"
     seen = []
     best = study.optimize(experiment, 40, callback=lambda i, s, o: seen.append((s, o)))
     assert len(seen) == 20  # the budget stops the loop

@@ -56,6 +56,7 @@ pub mod kernel;
 pub mod linalg;
 pub mod objective;
 pub mod optim;
+pub mod pareto;
 pub mod policy;
 pub mod polytope;
 pub mod problem;

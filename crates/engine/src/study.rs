@@ -609,14 +609,14 @@ impl Study {
             }
         }
         let objectives: Vec<Vec<f64>> = rows.iter().map(|(_, m)| m[..k].to_vec()).collect();
-        let front = policy::outcomes::pareto::non_dominated(&objectives);
+        let front = crate::pareto::non_dominated(&objectives);
         if front.is_empty() {
             return Ok(None);
         }
         let data = self.dataset(history);
         let Some(reference) = policy::outcomes::reference_point(&self.problem, &data) else { return Ok(None) };
         let front_objectives: Vec<Vec<f64>> = front.iter().map(|&j| objectives[j].clone()).collect();
-        let hypervolume = policy::outcomes::pareto::hypervolume(&front_objectives, &reference);
+        let hypervolume = crate::pareto::hypervolume(&front_objectives, &reference);
         let xs: Vec<f64> = front
             .iter()
             .flat_map(|&j| {

@@ -10,7 +10,7 @@ use std::path::Path;
 const LAYERS: &[&[&str]] = &[
     &["error", "special"],
     &["linalg", "sampling", "distribution", "quasi_newton"],
-    &["space", "kernel", "kde", "objective", "polytope"],
+    &["space", "kernel", "kde", "objective", "polytope", "pareto"],
     &["gp"],
     &["acquisition"],
     &["optim"],

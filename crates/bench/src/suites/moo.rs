@@ -24,7 +24,7 @@
 
 use std::f64::consts::PI;
 
-use engine::policy::outcomes::pareto::hypervolume;
+use engine::pareto::hypervolume;
 use engine::testfunctions::{branin, hartmann6};
 use engine::{History, ObservationRecord, PolicyState, Study, SuggestRequest};
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -159,8 +159,15 @@ fn problems() -> Vec<Problem> {
     ]
 }
 
-/// The methods: what a new study gets (`auto`), and random search.
-const METHODS: &[(&str, &str, &str)] = &[("bayesd", "auto", "proposed"), ("random", "random", "reference")];
+/// The methods: what a new study gets (`auto`: `gp-ehvi` for two objectives, `gp-parego` for more, `gp-cei` with
+/// constraints, `gp-ei` on the mixture), ParEGO on the two-objective problems, and random search.
+const METHODS: &[(&str, &str, &str)] =
+    &[("bayesd", "auto", "proposed"), ("bayesd-parego", "gp-parego", "proposed"), ("random", "random", "reference")];
+
+/// Whether `algorithm` is run on problem `p` (`gp-parego` beside the default where the default is `gp-ehvi`).
+fn applies(algorithm: &str, p: &Problem) -> bool {
+    algorithm != "gp-parego" || matches!(p.kind, Kind::Pareto(r) if r.len() == 2)
+}
 
 /// Runs the suite.
 pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
@@ -171,10 +178,11 @@ pub fn run(args: &Args) -> anyhow::Result<SuiteResult> {
             continue;
         }
         let worst = worst_value(&p);
+        let methods: Vec<(&str, &str, &str)> = METHODS.iter().copied().filter(|m| applies(m.1, &p)).collect();
         let jobs: Vec<(&str, &str, u64)> =
-            METHODS.iter().flat_map(|&(m, a, _)| seeds.iter().map(move |&s| (m, a, s))).collect();
+            methods.iter().flat_map(|&(m, a, _)| seeds.iter().map(move |&s| (m, a, s))).collect();
         let runs = parallel_map(p.name, &jobs, |&(_, algorithm, seed)| one_run(&p, algorithm, seed, worst));
-        let methods = METHODS
+        let methods = methods
             .iter()
             .map(|&(name, _, role)| {
                 let rs = jobs

@@ -7,6 +7,7 @@
 mod analytic;
 mod constrained;
 pub mod context;
+mod ehvi;
 mod expected;
 mod mes;
 pub mod mmd_dro;
@@ -17,6 +18,7 @@ pub mod tv_dro;
 pub use analytic::{LogEi, Pi, Ucb};
 pub use constrained::{Constrained, Feasibility};
 pub use context::{Aggregate, ContextAcquisition, ContextUcb};
+pub use ehvi::{Cell, LogEhvi, non_dominated_cells};
 pub use expected::{Expected, ExpectedUcb};
 pub(crate) use mes::log_term as mes_log_term;
 pub use mes::{MaxValueSampler, Mes, gumbel_max_values, sample_max_values};

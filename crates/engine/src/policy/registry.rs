@@ -92,6 +92,10 @@ fn several_objectives(p: &Problem) -> bool {
     p.outcomes.objectives.len() > 1
 }
 
+fn two_objectives(p: &Problem) -> bool {
+    p.outcomes.objectives.len() == 2
+}
+
 /// Every algorithm `build` accepts, besides `auto`, in the order error messages list them.
 pub const REGISTRY: &[Algorithm] = &[
     entry("random", Family::Plain, plain::build),
@@ -121,6 +125,7 @@ pub const REGISTRY: &[Algorithm] = &[
     entry("ucb-cvs", Family::ControlSets, control_sets::build),
     auto(entry("cmes", Family::Indirect, indirect::build), no_tree),
     auto(entry("cmets", Family::Indirect, indirect::build), has_tree),
+    auto(entry("gp-ehvi", Family::Outcomes, outcomes::build), two_objectives),
     auto(entry("gp-parego", Family::Outcomes, outcomes::build), several_objectives),
     auto(entry("gp-cei", Family::Outcomes, outcomes::build), always),
 ];

@@ -67,7 +67,7 @@ fn drive(srv: &TestServer, id: &str) {
 fn a_two_objective_constrained_study_runs_to_its_budget_and_round_trips_through_csv() {
     for srv in backends() {
         let study = srv.create_study(spec("moo"));
-        assert_eq!(study["algorithm_in_use"], "gp-parego", "{}", srv.backend);
+        assert_eq!(study["algorithm_in_use"], "gp-ehvi", "{}", srv.backend);
         let id = study["id"].as_str().unwrap().to_string();
         // One infeasible measurement told up front (purity 0.5), kept and shown as infeasible, not failed.
         let o = srv

@@ -201,11 +201,11 @@ impl GpBo {
         if errors.is_empty() { Ok(Self { acquisition, options }) } else { Err(errors) }
     }
 
-    fn initial_design(&self, d: usize) -> usize {
+    pub(crate) fn initial_design(&self, d: usize) -> usize {
         self.options.initial_design.unwrap_or(crate::policy::design::default_initial_design(d))
     }
 
-    fn optim_config(&self) -> OptimConfig {
+    pub(crate) fn optim_config(&self) -> OptimConfig {
         OptimConfig { raw_samples: self.options.raw_samples, restarts: self.options.restarts, ..OptimConfig::default() }
     }
 }
@@ -604,7 +604,7 @@ pub const SEPARATION: f64 = 0.25;
 /// The maximum of `maximise(acq)` outside the balls of radius `ρ·scales` around the `others` points and
 /// `ρ_call·scales` around `this_call`'s (`ρ_call` = `call_rho`), halving both radii while no point is admissible
 /// (after eight halvings: exact duplicates only).
-fn separated_maximum(
+pub(crate) fn separated_maximum(
     acq: &dyn Acquisition,
     (others, this_call): (&[f64], &[f64]),
     scales: &[f64],
