@@ -178,7 +178,9 @@ mod tests {
     fn cells_cover_exactly_the_non_dominated_region() {
         // The hypervolume improvement of a point is the volume of the cells below it; compare with the direct
         // difference of hypervolumes, in two and three objectives.
-        let cases: [(Vec<Vec<f64>>, Vec<f64>, Vec<Vec<f64>>); 2] = [
+        // (front, reference, probe points)
+        type Case = (Vec<Vec<f64>>, Vec<f64>, Vec<Vec<f64>>);
+        let cases: [Case; 2] = [
             (
                 vec![vec![1.0, 3.0], vec![2.0, 2.0], vec![3.0, 1.0]],
                 vec![0.0, 0.0],
