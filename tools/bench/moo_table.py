@@ -2,7 +2,8 @@
 """The table of `bench moo` results: per problem, each method's median final score and bayesd's paired verdict
 against every other method (one-sided Wilcoxon signed-rank tests over the seeds both ran, scipy's exact
 distribution, each at 5 %: W when bayesd is better, L when worse, else T), plus the constrained problems' median
-share of feasible suggestions after the initial design and the mixture's parameter-constraint violations.
+share of feasible suggestions after the initial design and the mixture's parameter-constraint violations, and
+each method's median over runs of its runs' median suggest time.
 
     python3 tools/bench/moo_table.py docs/bench/moo/moo.json [more result files of the same suite…]
 
@@ -61,6 +62,9 @@ def main():
             shares = [r["feasible_share"] for r in runs.values() if r.get("feasible_share") is not None]
             if shares:
                 cell += f" feasible {statistics.median(shares):.2f}"
+            ms = [r["suggest_ms"]["median"] for r in runs.values() if r.get("suggest_ms") and len(r["y"]) > 1]
+            if ms:
+                cell += f" {statistics.median(ms):.3g} ms"
             violations = [r["violations"] for r in runs.values() if r.get("violations") is not None]
             if violations:
                 cell += f" violations {sum(violations)}"

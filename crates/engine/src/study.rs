@@ -600,15 +600,16 @@ impl Study {
             return Ok(None);
         }
         let space = &self.problem.space;
-        let mut rows: Vec<(usize, Vec<f64>)> = Vec::new();
+        // (observation index, metrics, encoded point) of the feasible observations.
+        let mut rows: Vec<(usize, Vec<f64>, Vec<f64>)> = Vec::new();
         for (i, obs) in history.observations.iter().enumerate() {
-            if let (Some((m, _)), Ok(_)) = (self.metrics_of(obs), space.encode(&obs.assignments, "assignments"))
+            if let (Some((m, _)), Ok(x)) = (self.metrics_of(obs), space.encode(&obs.assignments, "assignments"))
                 && m[k..].iter().all(|&s| s >= 0.0)
             {
-                rows.push((i, m));
+                rows.push((i, m, x));
             }
         }
-        let objectives: Vec<Vec<f64>> = rows.iter().map(|(_, m)| m[..k].to_vec()).collect();
+        let objectives: Vec<Vec<f64>> = rows.iter().map(|(_, m, _)| m[..k].to_vec()).collect();
         let front = crate::pareto::non_dominated(&objectives);
         if front.is_empty() {
             return Ok(None);
@@ -617,12 +618,7 @@ impl Study {
         let Some(reference) = policy::outcomes::reference_point(&self.problem, &data) else { return Ok(None) };
         let front_objectives: Vec<Vec<f64>> = front.iter().map(|&j| objectives[j].clone()).collect();
         let hypervolume = crate::pareto::hypervolume(&front_objectives, &reference);
-        let xs: Vec<f64> = front
-            .iter()
-            .flat_map(|&j| {
-                space.encode(&history.observations[rows[j].0].assignments, "assignments").unwrap_or_default()
-            })
-            .collect();
+        let xs: Vec<f64> = front.iter().flat_map(|&j| rows[j].2.iter().copied()).collect();
         let predicted = self.with_context(history, None, |ctx| self.policy.predict_metrics(ctx, state, &xs));
         // The front stands on its own when the data defeat the model.
         let predicted = match predicted {
@@ -649,10 +645,7 @@ impl Study {
                     .collect();
                 ParetoPoint {
                     observation: rows[j].0,
-                    assignments: space.decode_some(
-                        &space.encode(&obs.assignments, "assignments").unwrap_or_default(),
-                        &self.problem.decision,
-                    ),
+                    assignments: space.decode_some(&rows[j].2, &self.problem.decision),
                     values: obs.values.clone(),
                     predicted,
                 }

@@ -173,15 +173,7 @@ pub trait Policy: Send + Sync + std::fmt::Debug {
         }
         // Policies without models of their own (random, sobol) on outcome studies: a fresh standard model per metric.
         let options = model::ModelOptions { output_warping: Some(model::OutputWarping::None), ..Default::default() };
-        let n_metrics = ctx.problem.outcomes.n_metrics();
-        let mut rows = vec![Vec::with_capacity(n_metrics); xs.len() / ctx.space().dim().max(1)];
-        for k in 0..n_metrics {
-            let data = ctx.data.metric(k);
-            let sub = Context { data: &data, ..*ctx };
-            let Some(p) = model::predict_default(&sub, &PolicyState::default(), xs, &options)? else { return Ok(None) };
-            rows.iter_mut().zip(p).for_each(|(r, m)| r.push(m));
-        }
-        Ok(Some(rows))
+        model::predict_metrics(ctx, &[], xs, &options)
     }
 
     /// The options of the standard surrogate (kernel, fixed hyperparameters) that the default `recommend` and

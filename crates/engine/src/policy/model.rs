@@ -195,6 +195,23 @@ pub(crate) fn design_then_model(
     options: &ModelOptions,
     model_step: impl FnOnce(FittedModel, usize) -> Result<Vec<Candidate>>,
 ) -> Result<Vec<Candidate>> {
+    design_then(ctx, count, n_init, |remaining| {
+        let mut st: ModelPolicyState = state.get();
+        let Ok(Some(fitted)) = fit_model(ctx, &mut st.model, options) else { return Ok(None) };
+        state.set(&st);
+        model_step(fitted, remaining).map(Some)
+    })
+}
+
+/// The suggest skeleton without the standard model: the Sobol initial design for the first `n_init` points, then
+/// `model_step(remaining)` for the others; where it answers `None` (no model could be fitted) the design sequence
+/// continues instead (phase `fallback`).
+pub(crate) fn design_then(
+    ctx: &Context<'_>,
+    count: usize,
+    n_init: u64,
+    model_step: impl FnOnce(usize) -> Result<Option<Vec<Candidate>>>,
+) -> Result<Vec<Candidate>> {
     let dspace = ctx.problem.decision_space();
     let mut out = Vec::with_capacity(count);
     let mut index = design_index(ctx);
@@ -205,17 +222,15 @@ pub(crate) fn design_then_model(
     if out.len() == count {
         return Ok(out);
     }
-    let mut st: ModelPolicyState = state.get();
-    let Ok(Some(fitted)) = fit_model(ctx, &mut st.model, options) else {
-        while out.len() < count {
-            out.push(design_candidate(ctx, &initial_design_point(&dspace, index, ctx.study_seed), "fallback"));
-            index += 1;
+    match model_step(count - out.len())? {
+        Some(model) => out.extend(model),
+        None => {
+            while out.len() < count {
+                out.push(design_candidate(ctx, &initial_design_point(&dspace, index, ctx.study_seed), "fallback"));
+                index += 1;
+            }
         }
-        return Ok(out);
-    };
-    state.set(&st);
-    let remaining = count - out.len();
-    out.extend(model_step(fitted, remaining)?);
+    }
     Ok(out)
 }
 
@@ -424,6 +439,30 @@ pub(crate) fn predict_default(
     let Some(m) = fit_model(ctx, &mut ms, options)? else { return Ok(None) };
     let (mu, var) = m.gp.posterior_batch(xs);
     Ok(Some(mu.into_iter().zip(var).map(|(mean, v)| m.raw(mean, v.sqrt())).collect()))
+}
+
+/// The posterior `(mean, sd)` of every metric of an outcome study at `xs`, each from the standard model of `options`
+/// on that metric's data ([`crate::data::Dataset::metric`]) with its stored state `states[k]` (fitted anew where
+/// there is none); `None` before there is a model.
+pub(crate) fn predict_metrics(
+    ctx: &Context<'_>,
+    states: &[ModelState],
+    xs: &[f64],
+    options: &ModelOptions,
+) -> Result<Option<super::MetricPosteriors>> {
+    let n_metrics = ctx.problem.outcomes.n_metrics();
+    let mut rows = vec![Vec::with_capacity(n_metrics); xs.len() / ctx.space().dim().max(1)];
+    for k in 0..n_metrics {
+        let data = ctx.data.metric(k);
+        let mut state = states.get(k).cloned().unwrap_or_default();
+        state.hold_fit(data.n());
+        let Some(m) = fit_model(&Context { data: &data, ..*ctx }, &mut state, options)? else { return Ok(None) };
+        let (mu, var) = m.gp.posterior_batch(xs);
+        for (row, (mean, v)) in rows.iter_mut().zip(mu.into_iter().zip(var)) {
+            row.push(m.raw(mean, v.max(0.0).sqrt()));
+        }
+    }
+    Ok(Some(rows))
 }
 
 /// Default `recommend`: the point of largest posterior mean (contexts at their observed mean; the standard GP of
